@@ -1,0 +1,285 @@
+/*
+ * ovs-afxdp core: the C API.
+ *
+ * This is all the OVS shim (lib/netdev-afxdp.c) sees of the C++ core.  It
+ * includes no OVS header and OVS includes no C++.
+ *
+ * Conventions, as in OVS's netdev-provider.h:
+ *   - Functions that can fail return 0 or a positive errno value.  Nothing
+ *     here throws; every entry point is noexcept.
+ *   - Destroy functions accept NULL.
+ *   - Hot-path functions (afxdp_queue_recv, afxdp_queue_send, afxdp_pool_put*)
+ *     never allocate, never block and never log above debug level except
+ *     rate-limited by the caller; they report rare events in an 'events'
+ *     bitmask so the caller can count them (OVS: COVERAGE_INC).
+ *   - A queue is used by one thread at a time: the caller serializes
+ *     recv and send on the same queue (OVS: one PMD per rxq, tx locks).
+ *     Pool puts may come from any thread.
+ */
+#ifndef AFXDP_H
+#define AFXDP_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define AFXDP_NOEXCEPT noexcept
+extern "C" {
+#else
+#define AFXDP_NOEXCEPT
+#endif
+
+/* Limits and defaults. */
+#define AFXDP_MAX_QUEUES 16          /* Largest n_rxq accepted. */
+#define AFXDP_FRAME_SIZE 4096        /* Bytes per UMEM frame. */
+#define AFXDP_FRAME_HEADROOM 128     /* UMEM headroom before packet data. */
+#define AFXDP_XDP_HEADROOM 256       /* XDP_PACKET_HEADROOM, kernel's own. */
+#define AFXDP_DEFAULT_RING_SIZE 2048 /* Slots in each of the four rings. */
+#define AFXDP_DEFAULT_FRAMES 8192    /* UMEM frames per queue (32 MiB). */
+
+/* ------------------------------------------------------------------ */
+/* Logging.                                                           */
+/* ------------------------------------------------------------------ */
+
+enum afxdp_log_level {
+    AFXDP_LOG_DBG,
+    AFXDP_LOG_INFO,
+    AFXDP_LOG_WARN,
+    AFXDP_LOG_ERR,
+};
+
+/* Receives each message the core logs at 'min' or above; NULL restores
+ * the default (stderr).  Also routes libbpf's and libxdp's messages, with
+ * their levels mapped to what they mean for a running port. */
+typedef void afxdp_log_fn(enum afxdp_log_level, const char *msg);
+void afxdp_set_log_handler(afxdp_log_fn *, enum afxdp_log_level min)
+    AFXDP_NOEXCEPT;
+
+/* ------------------------------------------------------------------ */
+/* Options.                                                           */
+/* ------------------------------------------------------------------ */
+
+/* XDP modes, in the order best-effort tries them. */
+enum afxdp_xdp_mode {
+    AFXDP_MODE_BEST_EFFORT,   /* Try native-with-zerocopy, native, generic. */
+    AFXDP_MODE_NATIVE_ZC,     /* Driver XDP, zero-copy UMEM. */
+    AFXDP_MODE_NATIVE,        /* Driver XDP, frames copied by the kernel. */
+    AFXDP_MODE_GENERIC,       /* SKB-based XDP, works on any device. */
+    AFXDP_MODE_N
+};
+
+/* "best-effort", "native-with-zerocopy", "native" or "generic". */
+const char *afxdp_mode_name(enum afxdp_xdp_mode) AFXDP_NOEXCEPT;
+
+/* Each parser returns 0 and stores the value, or EINVAL and writes a
+ * sentence for the operator into 'err' (naming the accepted values). */
+int afxdp_parse_mode(const char *s, enum afxdp_xdp_mode *mode,
+                     char *err, size_t errlen) AFXDP_NOEXCEPT;
+int afxdp_parse_bool(const char *s, bool *value,
+                     char *err, size_t errlen) AFXDP_NOEXCEPT;
+int afxdp_parse_uint(const char *s, unsigned min, unsigned max,
+                     unsigned *value, char *err, size_t errlen)
+    AFXDP_NOEXCEPT;
+
+/* True if this build knows XDP_USE_NEED_WAKEUP. */
+bool afxdp_need_wakeup_supported(void) AFXDP_NOEXCEPT;
+
+/* ------------------------------------------------------------------ */
+/* Devices and queues.                                                */
+/* ------------------------------------------------------------------ */
+
+struct afxdp_dev;     /* An interface: XDP program attachment + queues. */
+struct afxdp_queue;   /* One queue: socket, UMEM, four rings, stats. */
+struct afxdp_pool;    /* The frames of one queue's UMEM. */
+
+struct afxdp_dev_config {
+    const char *ifname;       /* Linux interface name. */
+    unsigned n_queues;        /* 1..AFXDP_MAX_QUEUES sockets, queue 0 up. */
+    enum afxdp_xdp_mode mode;     /* Requested XDP mode. */
+    bool use_need_wakeup;     /* Request XDP_USE_NEED_WAKEUP. */
+    int numa_node;            /* Where UMEM memory goes; -1: anywhere. */
+    unsigned ring_size;       /* Slots per ring; 0: default. */
+    unsigned n_frames;        /* UMEM frames per queue; 0: default. */
+    size_t frame_meta_size;   /* Caller's per-frame metadata bytes. */
+};
+
+/* Opens 'cfg->ifname': attaches our XDP program in the requested mode (or
+ * the first that works, for best-effort), creates one socket per queue and
+ * fills each fill ring.  On failure returns a positive errno, writes why
+ * into 'err' and leaves the interface as it found it. */
+int afxdp_dev_open(const struct afxdp_dev_config *cfg, struct afxdp_dev **,
+                   char *err, size_t errlen) AFXDP_NOEXCEPT;
+
+/* Closes the sockets and detaches our XDP program.  Frames still held by
+ * the caller stay valid: each queue's pool is freed when its last frame
+ * comes back through afxdp_pool_put*(). */
+void afxdp_dev_close(struct afxdp_dev *) AFXDP_NOEXCEPT;
+
+/* Detaches an XDP program of ours from 'ifname', whatever attached it (a
+ * crashed earlier process, or a fatal signal now).  Async-signal tolerant:
+ * only system calls.  Returns 0, ENOENT if none of ours is attached. */
+int afxdp_remove_stale_program(const char *ifname) AFXDP_NOEXCEPT;
+
+struct afxdp_dev_info {
+    enum afxdp_xdp_mode mode_in_use;     /* Never BEST_EFFORT once open. */
+    bool zero_copy;                  /* Kernel confirms zero-copy. */
+    bool need_wakeup_requested;      /* As configured. */
+    bool need_wakeup_in_use;         /* As bound. */
+    const char *need_wakeup_reason;  /* Why they differ; "" if they don't. */
+    unsigned n_queues;
+    unsigned ring_size;
+    unsigned n_frames;               /* Per queue. */
+    uint32_t prog_id;                /* Our XDP program's id. */
+};
+void afxdp_dev_get_info(const struct afxdp_dev *, struct afxdp_dev_info *)
+    AFXDP_NOEXCEPT;
+
+struct afxdp_queue *afxdp_dev_queue(struct afxdp_dev *, unsigned qid)
+    AFXDP_NOEXCEPT;
+
+/* A received frame handed to the caller.  The caller owns it until it calls
+ * afxdp_pool_put*() with any address inside it. */
+struct afxdp_rx_frame {
+    void *data;         /* First byte of the packet. */
+    uint32_t len;       /* Packet length. */
+    uint32_t index;     /* Frame number in the pool. */
+};
+
+/* Bits of the 'events' out-parameters: rare things worth counting. */
+enum {
+    AFXDP_EV_RX_WAKEUP = 1 << 0,      /* poll() woke the kernel for RX. */
+    AFXDP_EV_RX_WAKEUP_ERR = 1 << 1,  /* ...and failed; errno in *error. */
+    AFXDP_EV_FILL_EMPTY = 1 << 2,     /* Fill ring found empty. */
+    AFXDP_EV_FILL_SHORT = 1 << 3,     /* No free frame to refill with. */
+    AFXDP_EV_TX_RING_FULL = 1 << 4,   /* TX ring had no room at first. */
+    AFXDP_EV_TX_DROP = 1 << 5,        /* Packets dropped on TX. */
+    AFXDP_EV_TX_KICK_ERR = 1 << 6,    /* sendto() failed; errno in *error. */
+    AFXDP_EV_CQ_EMPTY = 1 << 7,       /* Completion ring had nothing. */
+};
+
+/* Receives up to 'max' frames.  Returns how many (0: nothing now).  Refills
+ * the fill ring first, and when nothing arrived and the kernel asked for it
+ * (need_wakeup) wakes it with poll(timeout 0).  '*qfill' gets the frames
+ * still waiting in the RX ring.  '*error' gets an errno when an EV_*_ERR
+ * event is set. */
+size_t afxdp_queue_recv(struct afxdp_queue *, struct afxdp_rx_frame *,
+                        size_t max, int *qfill, unsigned *events,
+                        int *error) AFXDP_NOEXCEPT;
+
+/* One packet to send: copied into a frame of the queue's own UMEM. */
+struct afxdp_tx_packet {
+    const void *data;
+    uint32_t len;
+};
+
+/* Sends 'n' packets, reaping completions and kicking the kernel as needed.
+ * Returns how many were dropped (0 if all were queued); the reason is in
+ * the queue's stats and in 'events'.  '*error' gets an errno worth logging
+ * (0 if none). */
+size_t afxdp_queue_send(struct afxdp_queue *, const struct afxdp_tx_packet *,
+                        size_t n, unsigned *events, int *error)
+    AFXDP_NOEXCEPT;
+
+/* The socket's file descriptor (for rxq_wait-style polling). */
+int afxdp_queue_fd(const struct afxdp_queue *) AFXDP_NOEXCEPT;
+
+struct afxdp_pool *afxdp_queue_pool(struct afxdp_queue *) AFXDP_NOEXCEPT;
+
+/* The caller's metadata for frame 'index' (cfg.frame_meta_size bytes,
+ * zeroed at open, aligned for any type). */
+void *afxdp_pool_frame_meta(struct afxdp_pool *, uint32_t index)
+    AFXDP_NOEXCEPT;
+
+/* Returns received frames to their pool, from any thread.  'data' may point
+ * anywhere inside the frame.  The last put on a closed device's pool frees
+ * its memory. */
+void afxdp_pool_put(struct afxdp_pool *, const void *data) AFXDP_NOEXCEPT;
+void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
+    AFXDP_NOEXCEPT;
+
+/* ------------------------------------------------------------------ */
+/* Statistics.                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Our per-queue counters.  Each moves exactly when its comment says. */
+#define AFXDP_QUEUE_STATS                                                   \
+    /* Packets handed to the caller by afxdp_queue_recv. */                 \
+    AFXDP_STAT(rx_packets)                                                  \
+    /* poll() calls made because the fill ring's need_wakeup flag was set   \
+     * and the RX ring was empty. */                                        \
+    AFXDP_STAT(rx_wakeups)                                                  \
+    /* Of those, calls that returned an error. */                           \
+    AFXDP_STAT(rx_wakeup_errors)                                            \
+    /* Receive calls that found the fill ring empty (the kernel may have    \
+     * dropped for want of frames). */                                      \
+    AFXDP_STAT(fill_ring_empty)                                             \
+    /* Refills that found no free frame in the pool. */                     \
+    AFXDP_STAT(fill_no_frames)                                              \
+    /* Packets queued on the TX ring. */                                    \
+    AFXDP_STAT(tx_packets)                                                  \
+    /* sendto() calls made to kick TX. */                                   \
+    AFXDP_STAT(tx_kicks)                                                    \
+    /* Kicks not made because need_wakeup was in use and the TX ring's      \
+     * flag was clear. */                                                   \
+    AFXDP_STAT(tx_kicks_skipped)                                            \
+    /* Extra sendto() calls made to drain the TX ring in copy mode. */      \
+    AFXDP_STAT(tx_kick_retries)                                             \
+    /* sendto() calls that failed with an errno other than EAGAIN/EBUSY. */ \
+    AFXDP_STAT(tx_kick_errors)                                              \
+    /* Sends that found the TX ring without room for the whole batch. */    \
+    AFXDP_STAT(tx_ring_full)                                                \
+    /* Packets dropped because the TX ring stayed full. */                  \
+    AFXDP_STAT(tx_dropped_ring_full)                                        \
+    /* Packets dropped because no free UMEM frame was left. */              \
+    AFXDP_STAT(tx_dropped_no_frames)                                        \
+    /* Packets dropped because they do not fit in a frame. */               \
+    AFXDP_STAT(tx_dropped_too_long)                                         \
+    /* Frames returned by the completion ring. */                           \
+    AFXDP_STAT(tx_completions)
+
+struct afxdp_queue_stats {
+#define AFXDP_STAT(NAME) uint64_t NAME;
+    AFXDP_QUEUE_STATS
+#undef AFXDP_STAT
+};
+
+/* The kernel's XDP_STATISTICS, all six counters. */
+#define AFXDP_XDP_STATS                                                     \
+    AFXDP_STAT(rx_dropped)                                                  \
+    AFXDP_STAT(rx_invalid_descs)                                            \
+    AFXDP_STAT(tx_invalid_descs)                                            \
+    AFXDP_STAT(rx_ring_full)                                                \
+    AFXDP_STAT(rx_fill_ring_empty_descs)                                    \
+    AFXDP_STAT(tx_ring_empty_descs)
+
+struct afxdp_xdp_stats {
+#define AFXDP_STAT(NAME) uint64_t NAME;
+    AFXDP_XDP_STATS
+#undef AFXDP_STAT
+    unsigned n_valid;   /* How many of the above the kernel filled in. */
+};
+
+void afxdp_queue_get_stats(const struct afxdp_queue *,
+                           struct afxdp_queue_stats *) AFXDP_NOEXCEPT;
+int afxdp_queue_get_xdp_stats(const struct afxdp_queue *,
+                              struct afxdp_xdp_stats *) AFXDP_NOEXCEPT;
+
+/* Where each frame of a queue's pool is now. */
+struct afxdp_frame_counts {
+    uint32_t total;      /* Frames in the UMEM. */
+    uint32_t free;       /* In the pool. */
+    uint32_t fill;       /* Given to the kernel, fill or RX ring. */
+    uint32_t tx;         /* On the TX or completion ring. */
+    uint32_t in_app;     /* Handed to the caller, not yet put back. */
+    uint32_t rx_ring;    /* Of 'fill', waiting in the RX ring. */
+    uint32_t fill_ring;  /* Of 'fill', in the fill ring. */
+};
+void afxdp_queue_get_frames(struct afxdp_queue *, struct afxdp_frame_counts *)
+    AFXDP_NOEXCEPT;
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* afxdp.h */

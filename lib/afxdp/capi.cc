@@ -1,0 +1,121 @@
+// The C API's edge: every entry is noexcept, converts the core's negative
+// errno to OVS's positive errno once, and accepts NULL where afxdp.h says.
+#include "afxdp.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <net/if.h>
+
+#include "device.hh"
+#include "xdp_prog.hh"
+
+extern "C" int
+afxdp_dev_open(const struct afxdp_dev_config *cfg, struct afxdp_dev **devp,
+               char *err, size_t errlen) noexcept
+{
+    *devp = nullptr;
+    if (errlen) {
+        err[0] = '\0';
+    }
+    auto d = afxdp_dev::open(*cfg, err, errlen);
+    if (!d.ok()) {
+        return -d.error();
+    }
+    *devp = d.take().release();
+    return 0;
+}
+
+extern "C" void
+afxdp_dev_close(struct afxdp_dev *dev) noexcept
+{
+    delete dev;
+}
+
+extern "C" int
+afxdp_remove_stale_program(const char *ifname) noexcept
+{
+    int ifindex = int(if_nametoindex(ifname));
+    if (!ifindex) {
+        return ENODEV;
+    }
+    return -afxdp::remove_our_program(ifindex);
+}
+
+extern "C" void
+afxdp_dev_get_info(const struct afxdp_dev *dev,
+                   struct afxdp_dev_info *info) noexcept
+{
+    dev->info(info);
+}
+
+extern "C" struct afxdp_queue *
+afxdp_dev_queue(struct afxdp_dev *dev, unsigned qid) noexcept
+{
+    return dev ? dev->queue(qid) : nullptr;
+}
+
+extern "C" size_t
+afxdp_queue_recv(struct afxdp_queue *q, struct afxdp_rx_frame *frames,
+                 size_t max, int *qfill, unsigned *events, int *error) noexcept
+{
+    return q->recv(frames, max, qfill, events, error);
+}
+
+extern "C" size_t
+afxdp_queue_send(struct afxdp_queue *q, const struct afxdp_tx_packet *pkts,
+                 size_t n, unsigned *events, int *error) noexcept
+{
+    return q->send(pkts, n, events, error);
+}
+
+extern "C" int
+afxdp_queue_fd(const struct afxdp_queue *q) noexcept
+{
+    return q->fd();
+}
+
+extern "C" struct afxdp_pool *
+afxdp_queue_pool(struct afxdp_queue *q) noexcept
+{
+    return q->pool();
+}
+
+extern "C" void *
+afxdp_pool_frame_meta(struct afxdp_pool *pool, uint32_t index) noexcept
+{
+    return pool->meta(index);
+}
+
+extern "C" void
+afxdp_pool_put(struct afxdp_pool *pool, const void *data) noexcept
+{
+    pool->put_from_app(&data, 1);
+}
+
+extern "C" void
+afxdp_pool_put_n(struct afxdp_pool *pool, const void *const *data,
+                 size_t n) noexcept
+{
+    pool->put_from_app(data, n);
+}
+
+extern "C" void
+afxdp_queue_get_stats(const struct afxdp_queue *q,
+                      struct afxdp_queue_stats *stats) noexcept
+{
+    *stats = q->stats();
+}
+
+extern "C" int
+afxdp_queue_get_xdp_stats(const struct afxdp_queue *q,
+                          struct afxdp_xdp_stats *stats) noexcept
+{
+    return q->xdp_stats(stats);
+}
+
+extern "C" void
+afxdp_queue_get_frames(struct afxdp_queue *q,
+                       struct afxdp_frame_counts *counts) noexcept
+{
+    q->frame_counts(counts);
+}

@@ -1,0 +1,72 @@
+// Version and kernel differences, decided in one place.
+//
+// configure records what the library (libxdp or an old libbpf) and the
+// kernel headers know; the rest of the core reads only the constants below
+// and never tests a HAVE_* macro itself.
+#ifndef AFXDP_COMPAT_HH
+#define AFXDP_COMPAT_HH
+
+#include <config.h>
+
+#include <cstdint>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+
+#ifdef HAVE_LIBXDP
+#include <xdp/libxdp.h>
+#include <xdp/xsk.h>
+#else
+#include <bpf/xsk.h>
+#endif
+
+namespace afxdp::compat {
+
+#ifdef HAVE_XDP_NEED_WAKEUP
+// Both xsk.h and linux/if_xdp.h know need_wakeup: rings carry a flags word
+// and bind() accepts XDP_USE_NEED_WAKEUP.
+inline constexpr bool kNeedWakeupBuilt = true;
+inline constexpr uint16_t kBindNeedWakeup = XDP_USE_NEED_WAKEUP;
+inline constexpr uint32_t kRingNeedWakeup = XDP_RING_NEED_WAKEUP;
+#else
+// Without it every ring reads as "needs a wakeup", so we always kick, as
+// kernels before 5.4 require.
+inline constexpr bool kNeedWakeupBuilt = false;
+inline constexpr uint16_t kBindNeedWakeup = 0;
+inline constexpr uint32_t kRingNeedWakeup = 0;
+#endif
+
+#ifdef HAVE_XDP_STATISTICS_V2
+inline constexpr bool kXdpStatisticsV2 = true;
+#else
+inline constexpr bool kXdpStatisticsV2 = false;
+#endif
+
+#ifdef HAVE_XDP_OPTIONS
+inline constexpr int kSockoptXdpOptions = XDP_OPTIONS;
+inline constexpr uint32_t kXdpOptionsZeroCopy = XDP_OPTIONS_ZEROCOPY;
+#else
+inline constexpr int kSockoptXdpOptions = -1;
+inline constexpr uint32_t kXdpOptionsZeroCopy = 0;
+#endif
+
+// The flags word of a ring that libxdp/libbpf set up, or nullptr where the
+// library predates need_wakeup.
+template <typename LibRing>
+inline uint32_t *
+ring_flags(LibRing &r) noexcept
+{
+#ifdef HAVE_XDP_NEED_WAKEUP
+    return r.flags;
+#else
+    (void) r;
+    return nullptr;
+#endif
+}
+
+}  // namespace afxdp::compat
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+#endif  // AFXDP_COMPAT_HH

@@ -1,0 +1,210 @@
+#include "device.hh"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <new>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.hh"
+
+using afxdp::Result;
+
+namespace {
+
+// What each mode asks of bind() and of the XDP attach, in one table.
+struct ModeSpec {
+    const char *name;
+    uint16_t bind_flags;
+    uint32_t xdp_flags;
+};
+
+// Indexed by enum afxdp_xdp_mode, in its order.
+const ModeSpec kModes[AFXDP_MODE_N] = {
+    {"best-effort", 0, 0},
+    {"native-with-zerocopy", XDP_ZEROCOPY,
+                              XDP_FLAGS_DRV_MODE},
+    {"native", XDP_COPY, XDP_FLAGS_DRV_MODE},
+    {"generic", XDP_COPY, XDP_FLAGS_SKB_MODE},
+};
+
+bool
+have_cap_ipc_lock() noexcept
+{
+    __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2] = {};
+    if (syscall(SYS_capget, &hdr, data)) {
+        return false;
+    }
+    return data[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
+}
+
+// UMEM pages are charged to RLIMIT_MEMLOCK unless we hold CAP_IPC_LOCK.
+// Raise the limit only in that case, and only as far as needed; say
+// nothing unless it fails, and then only what the operator can act on.
+void
+ensure_memlock(size_t bytes) noexcept
+{
+    if (have_cap_ipc_lock()) {
+        return;
+    }
+    rlimit r;
+    if (getrlimit(RLIMIT_MEMLOCK, &r) || r.rlim_cur == RLIM_INFINITY
+        || r.rlim_cur >= bytes) {
+        return;
+    }
+    rlimit want = r;
+    want.rlim_cur = r.rlim_max == RLIM_INFINITY || r.rlim_max >= bytes
+                    ? bytes : r.rlim_max;
+    if (setrlimit(RLIMIT_MEMLOCK, &want)) {
+        afxdp::log(AFXDP_LOG_INFO, "raising RLIMIT_MEMLOCK to %zu bytes "
+                   "failed (%s); UMEM registration may fail without "
+                   "CAP_IPC_LOCK", bytes, std::strerror(errno));
+    }
+}
+
+}  // namespace
+
+const char *
+afxdp_mode_name_of(afxdp_xdp_mode m) noexcept
+{
+    return m < AFXDP_MODE_N ? kModes[m].name : "unknown";
+}
+
+int
+afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
+                    size_t whylen) noexcept
+{
+    const ModeSpec &spec = kModes[mode];
+    auto att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, prog_,
+                                            spec.xdp_flags, why, whylen);
+    if (!att.ok()) {
+        return att.error();
+    }
+    attachment_ = att.take();
+
+    for (unsigned q = 0; q < n_queues_; q++) {
+        afxdp::QueueConfig qc = {};
+        qc.ifname = cfg.ifname;
+        qc.qid = q;
+        qc.bind_flags = spec.bind_flags;
+        qc.zero_copy_mode = mode == AFXDP_MODE_NATIVE_ZC;
+        qc.use_need_wakeup = cfg.use_need_wakeup;
+        qc.ring_size = ring_size_;
+        qc.n_frames = n_frames_;
+        qc.meta_size = cfg.frame_meta_size;
+        qc.numa_node = cfg.numa_node;
+        auto queue = afxdp_queue::create(qc, why, whylen);
+        if (!queue.ok()) {
+            for (unsigned i = 0; i < q; i++) {
+                queues_[i].reset();
+            }
+            attachment_ = afxdp::XdpAttachment();
+            return queue.error();
+        }
+        queues_[q] = queue.take();
+        int err = prog_.add_socket(q, queues_[q]->fd());
+        if (err) {
+            std::snprintf(why, whylen, "adding queue %u's socket to the "
+                          "XSKMAP failed: %s", q, std::strerror(-err));
+            for (unsigned i = 0; i <= q; i++) {
+                queues_[i].reset();
+            }
+            attachment_ = afxdp::XdpAttachment();
+            return err;
+        }
+    }
+    return 0;
+}
+
+Result<std::unique_ptr<afxdp_dev>>
+afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
+{
+    using R = Result<std::unique_ptr<afxdp_dev>>;
+    if (!cfg.ifname || cfg.n_queues < 1 || cfg.n_queues > AFXDP_MAX_QUEUES
+        || cfg.mode >= AFXDP_MODE_N) {
+        std::snprintf(err, errlen, "invalid device configuration");
+        return R::failure(-EINVAL);
+    }
+    std::unique_ptr<afxdp_dev> d(new (std::nothrow) afxdp_dev);
+    if (!d) {
+        return R::failure(-ENOMEM);
+    }
+    d->ifindex_ = int(if_nametoindex(cfg.ifname));
+    if (!d->ifindex_) {
+        int e = errno;
+        std::snprintf(err, errlen, "%s: no such network interface (%s)",
+                      cfg.ifname, std::strerror(e));
+        return R::failure(-e);
+    }
+    d->n_queues_ = cfg.n_queues;
+    d->ring_size_ = cfg.ring_size ? cfg.ring_size : AFXDP_DEFAULT_RING_SIZE;
+    d->n_frames_ = cfg.n_frames ? cfg.n_frames : AFXDP_DEFAULT_FRAMES;
+    d->need_wakeup_requested_ = cfg.use_need_wakeup;
+    ensure_memlock(size_t(d->n_frames_) * afxdp::kFrameSize * cfg.n_queues);
+
+    auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
+    if (!prog.ok()) {
+        std::snprintf(err, errlen, "%s: loading the XDP program failed: %s",
+                      cfg.ifname, std::strerror(-prog.error()));
+        return R::failure(prog.error());
+    }
+    d->prog_ = prog.take();
+
+    afxdp_xdp_mode first = cfg.mode, last = cfg.mode;
+    if (cfg.mode == AFXDP_MODE_BEST_EFFORT) {
+        first = AFXDP_MODE_NATIVE_ZC;
+        last = AFXDP_MODE_GENERIC;
+    }
+    int e = -EINVAL;
+    char why[256] = "";
+    for (int m = first; m <= last; m++) {
+        e = d->try_mode(cfg, afxdp_xdp_mode(m), why, sizeof why);
+        if (!e) {
+            d->mode_ = afxdp_xdp_mode(m);
+            if (cfg.mode == AFXDP_MODE_BEST_EFFORT) {
+                afxdp::log(AFXDP_LOG_INFO, "%s: %s XDP mode will be in use.",
+                           cfg.ifname, kModes[m].name);
+            }
+            const char *reason = d->queues_[0]->need_wakeup_reason();
+            if (cfg.use_need_wakeup && reason[0]) {
+                afxdp::log(AFXDP_LOG_WARN, "%s: need_wakeup requested but "
+                           "not in use: %s.", cfg.ifname, reason);
+            }
+            return R(std::move(d));
+        }
+        afxdp::log(AFXDP_LOG_DBG, "%s: %s XDP mode failed: %s", cfg.ifname, kModes[m].name,
+                   why);
+    }
+    if (cfg.mode == AFXDP_MODE_BEST_EFFORT) {
+        std::snprintf(err, errlen, "%s: no XDP mode works; last tried "
+                      "generic: %s", cfg.ifname, why);
+    } else {
+        std::snprintf(err, errlen, "%s: %s XDP mode failed: %s", cfg.ifname,
+                      kModes[cfg.mode].name, why);
+    }
+    return R::failure(e);
+}
+
+void
+afxdp_dev::info(afxdp_dev_info *out) const noexcept
+{
+    *out = {};
+    out->mode_in_use = mode_;
+    out->zero_copy = n_queues_ && queues_[0]->zero_copy_confirmed();
+    out->need_wakeup_requested = need_wakeup_requested_;
+    out->need_wakeup_in_use = n_queues_ && queues_[0]->need_wakeup_in_use();
+    out->need_wakeup_reason = n_queues_ ? queues_[0]->need_wakeup_reason()
+                                        : "";
+    if (!need_wakeup_requested_) {
+        out->need_wakeup_reason = "";
+    }
+    out->n_queues = n_queues_;
+    out->ring_size = ring_size_;
+    out->n_frames = n_frames_;
+    out->prog_id = prog_.id();
+}

@@ -1,0 +1,44 @@
+// An interface opened for AF_XDP: our XDP program attached in one mode and
+// one queue object per RX queue.  This is struct afxdp_dev.
+#ifndef AFXDP_DEVICE_HH
+#define AFXDP_DEVICE_HH
+
+#include <memory>
+
+#include "afxdp.h"
+#include "queue.hh"
+#include "result.hh"
+#include "xdp_prog.hh"
+
+struct afxdp_dev {
+public:
+    static afxdp::Result<std::unique_ptr<afxdp_dev>> open(
+        const afxdp_dev_config &, char *err, size_t errlen) noexcept;
+
+    afxdp_queue *queue(unsigned qid) noexcept
+    {
+        return qid < n_queues_ ? queues_[qid].get() : nullptr;
+    }
+    void info(afxdp_dev_info *) const noexcept;
+
+private:
+    afxdp_dev() = default;
+
+    // Tries one mode: attach, then every queue.  Fills 'why' on failure.
+    int try_mode(const afxdp_dev_config &, afxdp_xdp_mode, char *why,
+                 size_t whylen) noexcept;
+
+    // Destroyed bottom-up: the queues (sockets) first, then the
+    // attachment, then the program.
+    afxdp::XskProgram prog_;
+    afxdp::XdpAttachment attachment_;
+    std::unique_ptr<afxdp_queue> queues_[AFXDP_MAX_QUEUES];
+    unsigned n_queues_ = 0;
+    int ifindex_ = 0;
+    afxdp_xdp_mode mode_ = AFXDP_MODE_BEST_EFFORT;
+    bool need_wakeup_requested_ = false;
+    unsigned ring_size_ = 0;
+    unsigned n_frames_ = 0;
+};
+
+#endif  // AFXDP_DEVICE_HH

@@ -1,0 +1,184 @@
+#include "frames.hh"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.hh"
+
+namespace afxdp {
+
+Mapping::~Mapping()
+{
+    if (data_) {
+        munmap(data_, size_);
+    }
+}
+
+Result<Mapping>
+Mapping::create(size_t len, int numa_node) noexcept
+{
+    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        return Result<Mapping>::failure(-errno);
+    }
+    Mapping m;
+    m.data_ = static_cast<uint8_t *>(p);
+    m.size_ = len;
+    if (numa_node >= 0 && numa_node < 64) {
+        // MPOL_PREFERRED (1): the node if it has room, anywhere otherwise.
+        // The pages are not touched yet, so they will follow the policy.
+        unsigned long mask = 1ul << numa_node;
+        if (syscall(SYS_mbind, p, len, 1, &mask, 64, 0)) {
+            log(AFXDP_LOG_DBG, "mbind to NUMA node %d failed: %s",
+                numa_node, std::strerror(errno));
+        }
+    }
+    return m;
+}
+
+Result<FrameStack>
+FrameStack::create(uint32_t capacity) noexcept
+{
+    FrameStack s;
+    s.slots_.reset(new (std::nothrow) uint32_t[capacity]);
+    if (!s.slots_) {
+        return Result<FrameStack>::failure(-ENOMEM);
+    }
+    s.capacity_ = capacity;
+    return s;
+}
+
+uint32_t
+FrameStack::pop(uint32_t n, uint32_t *out) noexcept
+{
+    if (n > top_) {
+        n = top_;
+    }
+    top_ -= n;
+    std::memcpy(out, &slots_[top_], n * sizeof *out);
+    return n;
+}
+
+void
+FrameStack::push(const uint32_t *frames, uint32_t n) noexcept
+{
+    if (n > capacity_ - top_) {
+        std::fprintf(stderr, "afxdp: frame stack overflow (%u + %u > %u): "
+                     "a frame was freed twice\n", top_, n, capacity_);
+        std::abort();
+    }
+    std::memcpy(&slots_[top_], frames, n * sizeof *frames);
+    top_ += n;
+}
+
+}  // namespace afxdp
+
+using afxdp::Result;
+
+Result<std::unique_ptr<afxdp_pool>>
+afxdp_pool::create(uint32_t n_frames, size_t meta_size, int numa_node) noexcept
+{
+    using R = Result<std::unique_ptr<afxdp_pool>>;
+    std::unique_ptr<afxdp_pool> p(new (std::nothrow) afxdp_pool);
+    if (!p) {
+        return R::failure(-ENOMEM);
+    }
+    auto area = afxdp::Mapping::create(size_t(n_frames) * afxdp::kFrameSize,
+                                       numa_node);
+    if (!area.ok()) {
+        return R::failure(area.error());
+    }
+    p->area_ = area.take();
+
+    auto stack = afxdp::FrameStack::create(n_frames);
+    if (!stack.ok()) {
+        return R::failure(stack.error());
+    }
+    p->stack_ = stack.take();
+    // Push in reverse so that frame 0 is handed out first.
+    for (uint32_t i = n_frames; i-- > 0;) {
+        p->stack_.push(i);
+    }
+
+    p->meta_size_ = (meta_size + 63) & ~size_t(63);
+    if (p->meta_size_) {
+        p->meta_.reset(new (std::nothrow) uint8_t[p->meta_size_ * n_frames]());
+        if (!p->meta_) {
+            return R::failure(-ENOMEM);
+        }
+    }
+    return R(std::move(p));
+}
+
+uint32_t
+afxdp_pool::get(uint32_t n, uint32_t *out) noexcept
+{
+    std::lock_guard<afxdp::SpinLock> g(lock_);
+    return stack_.pop(n, out);
+}
+
+void
+afxdp_pool::put_from_kernel(const uint32_t *frames, uint32_t n) noexcept
+{
+    std::lock_guard<afxdp::SpinLock> g(lock_);
+    stack_.push(frames, n);
+}
+
+uint32_t
+afxdp_pool::free_count() noexcept
+{
+    std::lock_guard<afxdp::SpinLock> g(lock_);
+    return stack_.count();
+}
+
+void
+afxdp_pool::put_from_app(const void *const *data, size_t n) noexcept
+{
+    uint32_t frames[32];
+    bool last = false;
+
+    while (n > 0) {
+        uint32_t k = n < 32 ? uint32_t(n) : 32;
+        for (uint32_t i = 0; i < k; i++) {
+            frames[i] = frame_of(data[i]);
+        }
+        lock_.lock();
+        stack_.push(frames, k);
+        // Under the lock, so that retire() and the last put agree on who
+        // frees.
+        uint32_t left = in_app_.fetch_sub(k, std::memory_order_relaxed) - k;
+        last = retired_ && left == 0;
+        lock_.unlock();
+        data += k;
+        n -= k;
+    }
+    if (last) {
+        delete this;
+    }
+}
+
+void
+afxdp_pool::retire(afxdp_pool *p) noexcept
+{
+    if (!p) {
+        return;
+    }
+    p->lock_.lock();
+    p->retired_ = true;
+    bool unused = p->in_app() == 0;
+    p->lock_.unlock();
+    if (unused) {
+        delete p;
+    } else {
+        afxdp::log(AFXDP_LOG_DBG, "UMEM of %u frames kept until %u frames "
+                   "come back", p->n_frames(), p->in_app());
+    }
+}

@@ -1,0 +1,153 @@
+// UMEM memory and the frames in it.
+//
+// Mapping owns the page-aligned area the kernel registers as a UMEM.
+// FrameStack is the LIFO of free frame numbers (unsynchronized, so it can be
+// tested alone).  Frames ties them together with a lock, the caller's
+// per-frame metadata and the rule that lets a closed queue's memory live
+// until the last frame the caller holds comes back.
+#ifndef AFXDP_FRAMES_HH
+#define AFXDP_FRAMES_HH
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "afxdp.h"
+#include "result.hh"
+
+namespace afxdp {
+
+inline constexpr uint32_t kFrameSize = AFXDP_FRAME_SIZE;
+inline constexpr uint32_t kFrameShift = 12;
+static_assert(1u << kFrameShift == kFrameSize, "frame size is 2^shift");
+
+// An anonymous private mapping, unmapped on destruction.
+class Mapping {
+public:
+    Mapping() = default;
+    Mapping(const Mapping &) = delete;
+    Mapping &operator=(const Mapping &) = delete;
+    Mapping(Mapping &&o) noexcept { swap(o); }
+    Mapping &operator=(Mapping &&o) noexcept { swap(o); return *this; }
+    ~Mapping();
+
+    // 'len' bytes of zeroed memory, preferring NUMA node 'numa_node' when
+    // it is not -1.
+    static Result<Mapping> create(size_t len, int numa_node) noexcept;
+
+    uint8_t *data() const noexcept { return data_; }
+    size_t size() const noexcept { return size_; }
+
+private:
+    void swap(Mapping &o) noexcept
+    {
+        std::swap(data_, o.data_);
+        std::swap(size_, o.size_);
+    }
+    uint8_t *data_ = nullptr;
+    size_t size_ = 0;
+};
+
+// Free frame numbers, last in first out (the most recently used frame is
+// the most likely to be in cache).  Not thread-safe; Frames locks it.
+class FrameStack {
+public:
+    FrameStack() = default;
+    static Result<FrameStack> create(uint32_t capacity) noexcept;
+
+    uint32_t capacity() const noexcept { return capacity_; }
+    uint32_t count() const noexcept { return top_; }
+
+    // Pops up to 'n' frames into 'out'; returns how many.
+    uint32_t pop(uint32_t n, uint32_t *out) noexcept;
+    // Pushes 'n' frames.  Pushing more than were popped is a caller bug
+    // and aborts: a frame freed twice would be handed out twice.
+    void push(const uint32_t *frames, uint32_t n) noexcept;
+    void push(uint32_t frame) noexcept { push(&frame, 1); }
+
+private:
+    std::unique_ptr<uint32_t[]> slots_;
+    uint32_t capacity_ = 0;
+    uint32_t top_ = 0;
+};
+
+// A spin lock: held for a handful of instructions, by threads that must
+// not sleep (OVS PMD threads).
+class SpinLock {
+public:
+    void lock() noexcept
+    {
+        while (flag_.test_and_set(std::memory_order_acquire)) {
+            __builtin_ia32_pause();
+        }
+    }
+    void unlock() noexcept { flag_.clear(std::memory_order_release); }
+
+private:
+    std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+}  // namespace afxdp
+
+// The frames of one UMEM: what struct afxdp_pool is.  Heap-allocated and
+// never moved: the caller keeps pointers to it in every packet it holds.
+struct afxdp_pool {
+public:
+    static afxdp::Result<std::unique_ptr<afxdp_pool>> create(
+        uint32_t n_frames, size_t meta_size, int numa_node) noexcept;
+
+    uint8_t *area() const noexcept { return area_.data(); }
+    size_t area_size() const noexcept { return area_.size(); }
+    uint32_t n_frames() const noexcept { return stack_.capacity(); }
+    void *meta(uint32_t frame) noexcept
+    {
+        return meta_.get() + size_t(frame) * meta_size_;
+    }
+    uint32_t frame_of(const void *p) const noexcept
+    {
+        return uint32_t((static_cast<const uint8_t *>(p) - area())
+                        >> afxdp::kFrameShift);
+    }
+
+    // For the queue that owns the UMEM (one thread at a time).
+    uint32_t get(uint32_t n, uint32_t *out) noexcept;
+    void put_from_kernel(const uint32_t *frames, uint32_t n) noexcept;
+    void lend(uint32_t n) noexcept
+    {
+        in_app_.fetch_add(n, std::memory_order_relaxed);
+    }
+
+    // From any thread: a frame lent to the caller comes back.
+    void put_from_app(const void *const *data, size_t n) noexcept;
+
+    uint32_t free_count() noexcept;
+    uint32_t in_app() const noexcept
+    {
+        return in_app_.load(std::memory_order_relaxed);
+    }
+
+    // The owning queue is gone and the kernel no longer uses the UMEM:
+    // frees now if the caller holds no frame, else on the last put.
+    static void retire(afxdp_pool *) noexcept;
+
+private:
+    afxdp_pool() = default;
+
+    afxdp::Mapping area_;                 // The UMEM itself.
+    std::unique_ptr<uint8_t[]> meta_;     // Caller's per-frame metadata.
+    size_t meta_size_ = 0;
+    afxdp::SpinLock lock_;                // Guards the members below.
+    afxdp::FrameStack stack_;             // Free frames.
+    bool retired_ = false;                // Owning queue is closed.
+    std::atomic<uint32_t> in_app_{0};     // Frames lent to the caller.
+};
+
+namespace afxdp {
+struct PoolRetirer {
+    void operator()(afxdp_pool *p) const noexcept { afxdp_pool::retire(p); }
+};
+using PoolHandle = std::unique_ptr<afxdp_pool, PoolRetirer>;
+}  // namespace afxdp
+
+#endif  // AFXDP_FRAMES_HH

@@ -1,0 +1,75 @@
+// Option parsing: strict, with messages that name the accepted values.
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+#include "afxdp.h"
+#include "compat.hh"
+
+const char *afxdp_mode_name_of(afxdp_xdp_mode) noexcept;   // device.cc
+
+extern "C" const char *
+afxdp_mode_name(enum afxdp_xdp_mode m) noexcept
+{
+    return afxdp_mode_name_of(m);
+}
+
+extern "C" int
+afxdp_parse_mode(const char *s, enum afxdp_xdp_mode *mode, char *err,
+                 size_t errlen) noexcept
+{
+    for (int m = 0; s && m < AFXDP_MODE_N; m++) {
+        if (!strcasecmp(s, afxdp_mode_name_of(afxdp_xdp_mode(m)))) {
+            *mode = afxdp_xdp_mode(m);
+            return 0;
+        }
+    }
+    std::snprintf(err, errlen, "invalid value '%s' (accepted: best-effort, "
+                  "native-with-zerocopy, native, generic)", s ? s : "");
+    return EINVAL;
+}
+
+extern "C" int
+afxdp_parse_bool(const char *s, bool *value, char *err, size_t errlen) noexcept
+{
+    if (s && !std::strcmp(s, "true")) {
+        *value = true;
+        return 0;
+    }
+    if (s && !std::strcmp(s, "false")) {
+        *value = false;
+        return 0;
+    }
+    std::snprintf(err, errlen, "invalid value '%s' (accepted: true, false)",
+                  s ? s : "");
+    return EINVAL;
+}
+
+extern "C" int
+afxdp_parse_uint(const char *s, unsigned min, unsigned max, unsigned *value,
+                 char *err, size_t errlen) noexcept
+{
+    char *end = nullptr;
+    errno = 0;
+    unsigned long v = 0;
+    bool ok = s && *s >= '0' && *s <= '9';
+    if (ok) {
+        v = std::strtoul(s, &end, 10);
+        ok = !errno && !*end && v >= min && v <= max;
+    }
+    if (!ok) {
+        std::snprintf(err, errlen, "invalid value '%s' (accepted: an "
+                      "integer from %u to %u)", s ? s : "", min, max);
+        return EINVAL;
+    }
+    *value = unsigned(v);
+    return 0;
+}
+
+extern "C" bool
+afxdp_need_wakeup_supported(void) noexcept
+{
+    return afxdp::compat::kNeedWakeupBuilt;
+}

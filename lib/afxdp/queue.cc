@@ -1,0 +1,438 @@
+#include "queue.hh"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include "log.hh"
+
+using afxdp::Result;
+
+namespace afxdp {
+namespace {
+
+// Packets copied into one frame at most this long.
+constexpr uint32_t kMaxTxLen = kFrameSize - AFXDP_FRAME_HEADROOM
+                               - AFXDP_XDP_HEADROOM;
+// Fill the fill ring only when at least this many slots are free, so a
+// refill is never a syscall-free trickle of one or two frames.
+constexpr uint32_t kRefillMin = 32;
+// In copy mode the kernel transmits at most this many frames per sendto()
+// (TX_BATCH_SIZE: 16 before 5.13-ish, 32 after); we assume the smaller.
+constexpr uint32_t kKernelTxBatch = 16;
+// Bounds on retrying a full TX ring within one send() call.
+constexpr int kTxReserveTries = 4;
+// Packets handled per internal burst.
+constexpr uint32_t kBurst = 32;
+
+RingMemory
+ring_memory(xsk_ring_prod &r) noexcept
+{
+    return {r.producer, r.consumer, compat::ring_flags(r), r.ring, r.size};
+}
+
+RingMemory
+ring_memory(xsk_ring_cons &r) noexcept
+{
+    return {r.producer, r.consumer, compat::ring_flags(r), r.ring, r.size};
+}
+
+}  // namespace
+}  // namespace afxdp
+
+using namespace afxdp;
+
+namespace {
+
+// One attempt at UMEM + socket with exactly 'bind_flags'.
+int
+build(afxdp_queue *q, const QueueConfig &cfg, uint16_t bind_flags,
+      xsk_ring_prod *lib_fill, xsk_ring_cons *lib_comp, xsk_ring_cons *lib_rx,
+      xsk_ring_prod *lib_tx, std::unique_ptr<xsk_umem, XskUmemDeleter> *umem,
+      std::unique_ptr<xsk_socket, XskSocketDeleter> *xsk, char *why,
+      size_t whylen) noexcept
+{
+    (void) q;
+    xsk_umem_config ucfg = {};
+    ucfg.fill_size = cfg.ring_size;
+    ucfg.comp_size = cfg.ring_size;
+    ucfg.frame_size = kFrameSize;
+    ucfg.frame_headroom = AFXDP_FRAME_HEADROOM;
+
+    afxdp_pool *pool = q->pool();
+    xsk_umem *u = nullptr;
+    int err = xsk_umem__create(&u, pool->area(), pool->area_size(), lib_fill,
+                               lib_comp, &ucfg);
+    if (err) {
+        std::snprintf(why, whylen, "registering the UMEM (%zu MiB) failed: "
+                      "%s%s", pool->area_size() >> 20, std::strerror(-err),
+                      err == -ENOMEM || err == -EPERM
+                      ? " (without CAP_IPC_LOCK, RLIMIT_MEMLOCK must cover "
+                        "the UMEM)" : "");
+        return err;
+    }
+    umem->reset(u);
+
+    xsk_socket_config scfg = {};
+    scfg.rx_size = cfg.ring_size;
+    scfg.tx_size = cfg.ring_size;
+    scfg.libbpf_flags = XSK_LIBBPF_FLAGS__INHIBIT_PROG_LOAD;
+    scfg.bind_flags = bind_flags;
+    xsk_socket *s = nullptr;
+    err = xsk_socket__create(&s, cfg.ifname, cfg.qid, u, lib_rx, lib_tx,
+                             &scfg);
+    if (err) {
+        umem->reset();
+        std::snprintf(why, whylen, "creating the AF_XDP socket on queue %u "
+                      "failed: %s", cfg.qid, std::strerror(-err));
+        return err;
+    }
+    xsk->reset(s);
+    return 0;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<afxdp_queue>>
+afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen) noexcept
+{
+    using R = Result<std::unique_ptr<afxdp_queue>>;
+    std::unique_ptr<afxdp_queue> q(new (std::nothrow) afxdp_queue);
+    if (!q) {
+        return R::failure(-ENOMEM);
+    }
+    auto pool = afxdp_pool::create(cfg.n_frames, cfg.meta_size,
+                                   cfg.numa_node);
+    if (!pool.ok()) {
+        std::snprintf(why, whylen, "allocating %u UMEM frames failed: %s",
+                      cfg.n_frames, std::strerror(-pool.error()));
+        return R::failure(pool.error());
+    }
+    q->pool_.reset(pool.take().release());
+    q->scratch_.reset(new (std::nothrow) uint32_t[cfg.ring_size]);
+    if (!q->scratch_) {
+        return R::failure(-ENOMEM);
+    }
+
+    bool want_nw = cfg.use_need_wakeup && compat::kNeedWakeupBuilt;
+    uint16_t flags = cfg.bind_flags
+                     | (want_nw ? compat::kBindNeedWakeup : 0);
+    int err = build(q.get(), cfg, flags, &q->lib_fill_, &q->lib_comp_,
+                    &q->lib_rx_, &q->lib_tx_, &q->umem_, &q->xsk_, why,
+                    whylen);
+    if (err == -EINVAL && want_nw) {
+        // A kernel without need_wakeup rejects the unknown bind flag with
+        // EINVAL.  The port must still come up: bind without it.
+        char why2[256];
+        err = build(q.get(), cfg, cfg.bind_flags, &q->lib_fill_,
+                    &q->lib_comp_, &q->lib_rx_, &q->lib_tx_, &q->umem_,
+                    &q->xsk_, why2, sizeof why2);
+        if (!err) {
+            want_nw = false;
+            std::snprintf(q->nw_reason_, sizeof q->nw_reason_,
+                          "kernel rejected XDP_USE_NEED_WAKEUP");
+        }
+    } else if (cfg.use_need_wakeup && !compat::kNeedWakeupBuilt) {
+        std::snprintf(q->nw_reason_, sizeof q->nw_reason_,
+                      "built without need_wakeup support");
+    }
+    if (err) {
+        return R::failure(err);
+    }
+    q->need_wakeup_ = want_nw;
+    q->zero_copy_mode_ = cfg.zero_copy_mode;
+    q->fill_ = FillRing(ring_memory(q->lib_fill_));
+    q->comp_ = CompletionRing(ring_memory(q->lib_comp_));
+    q->rx_ = RxRing(ring_memory(q->lib_rx_));
+    q->tx_ = TxRing(ring_memory(q->lib_tx_));
+
+    // Give the kernel a full fill ring to receive into.
+    unsigned ev = 0;
+    q->refill(&ev);
+    return R(std::move(q));
+}
+
+int
+afxdp_queue::fd() const noexcept
+{
+    return xsk_socket__fd(xsk_.get());
+}
+
+void
+afxdp_queue::refill(unsigned *events) noexcept
+{
+    uint32_t room = fill_.free_slots(kRefillMin);
+    if (room < kRefillMin) {
+        return;
+    }
+    if (room == fill_.size() && in_kernel_rx_ != 0) {
+        // Everything we gave the kernel is in the RX ring or consumed: it
+        // has nothing left to receive into.
+        stats_.fill_ring_empty++;
+        *events |= AFXDP_EV_FILL_EMPTY;
+    }
+    uint32_t n = pool_->get(room, scratch_.get());
+    if (n == 0) {
+        stats_.fill_no_frames++;
+        *events |= AFXDP_EV_FILL_SHORT;
+        return;
+    }
+    uint32_t first;
+    fill_.reserve(n, &first);   // 'room' slots are known to be free.
+    for (uint32_t i = 0; i < n; i++) {
+        fill_.at(first + i) = uint64_t(scratch_[i]) << kFrameShift;
+    }
+    fill_.submit();
+    in_kernel_rx_ += n;
+}
+
+void
+afxdp_queue::rx_wakeup_if_needed(unsigned *events, int *error) noexcept
+{
+    if (!need_wakeup_ || !fill_.needs_wakeup(compat::kRingNeedWakeup)) {
+        return;
+    }
+    // Timeout 0: we only want the kernel to run its RX path, not to wait.
+    pollfd pfd = {fd(), POLLIN, 0};
+    stats_.rx_wakeups++;
+    *events |= AFXDP_EV_RX_WAKEUP;
+    if (poll(&pfd, 1, 0) < 0) {
+        stats_.rx_wakeup_errors++;
+        *events |= AFXDP_EV_RX_WAKEUP_ERR;
+        *error = errno;
+    }
+}
+
+size_t
+afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
+                  unsigned *events, int *error) noexcept
+{
+    refill(events);
+
+    uint32_t first;
+    uint32_t n = rx_.peek(uint32_t(max), &first);
+    if (n == 0) {
+        *qfill = 0;
+        rx_wakeup_if_needed(events, error);
+        return 0;
+    }
+    uint8_t *area = pool_->area();
+    for (uint32_t i = 0; i < n; i++) {
+        const xdp_desc &d = rx_.at(first + i);
+        out[i].data = area + d.addr;
+        out[i].len = d.len;
+        out[i].index = uint32_t(d.addr >> kFrameShift);
+    }
+    rx_.release();
+    in_kernel_rx_ -= n;
+    pool_->lend(n);
+    stats_.rx_packets += n;
+    *qfill = int(rx_.backlog());
+    return n;
+}
+
+void
+afxdp_queue::reap_completions(unsigned *events) noexcept
+{
+    uint32_t first;
+    uint32_t n = comp_.peek(comp_.size(), &first);
+    if (n == 0) {
+        *events |= AFXDP_EV_CQ_EMPTY;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        scratch_[i] = uint32_t(comp_.at(first + i) >> kFrameShift);
+    }
+    comp_.release();
+    pool_->put_from_kernel(scratch_.get(), n);
+    in_kernel_tx_ -= n;
+    stats_.tx_completions += n;
+}
+
+void
+afxdp_queue::kick_tx(unsigned *events, int *error) noexcept
+{
+    if (need_wakeup_ && !tx_.needs_wakeup(compat::kRingNeedWakeup)) {
+        stats_.tx_kicks_skipped++;
+        return;
+    }
+    // Zero-copy drivers transmit asynchronously after one kick.  Copy mode
+    // transmits synchronously, a bounded batch per call, so keep kicking
+    // until the ring drains.
+    uint32_t max_kicks = zero_copy_mode_ ? 1
+                         : tx_.pending() / kKernelTxBatch + 2;
+    for (uint32_t k = 0; k < max_kicks; k++) {
+        if (k == 0) {
+            stats_.tx_kicks++;
+        } else {
+            stats_.tx_kick_retries++;
+        }
+        if (sendto(fd(), nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0) {
+            int e = errno;
+            if (e == EBUSY) {
+                // Another sender is in the kernel's TX path for this
+                // socket; it will drain our entries too.
+                break;
+            }
+            if (e != EAGAIN && e != ENOBUFS) {
+                // ENETDOWN: link down, frames wait in the ring for it to
+                // come up.  ENXIO: the device or queue is gone.
+                stats_.tx_kick_errors++;
+                *events |= AFXDP_EV_TX_KICK_ERR;
+                *error = e;
+                break;
+            }
+            // EAGAIN/ENOBUFS: no room in the completion ring or no skb
+            // right now; reap and try again.
+        }
+        reap_completions(events);
+        if (tx_.pending() == 0) {
+            break;
+        }
+        if (need_wakeup_ && !tx_.needs_wakeup(compat::kRingNeedWakeup)) {
+            break;
+        }
+    }
+}
+
+uint32_t
+afxdp_queue::reserve_tx(uint32_t n, uint32_t *first, unsigned *events,
+                        int *error) noexcept
+{
+    uint32_t got = tx_.reserve(n, first);
+    if (got == n) {
+        return got;
+    }
+    // Not enough room: give back nothing, make room, try again.  A full
+    // ring is usually a moment's backlog, not a reason to drop the batch.
+    stats_.tx_ring_full++;
+    *events |= AFXDP_EV_TX_RING_FULL;
+    for (int t = 0; t < kTxReserveTries && got < n; t++) {
+        // The slots reserved so far are not written yet, so nothing is
+        // submitted here: the kick drains what was already published.
+        kick_tx(events, error);
+        reap_completions(events);
+        uint32_t more_first;
+        got += tx_.reserve(n - got, &more_first);
+    }
+    return got;
+}
+
+size_t
+afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
+                        unsigned *events, int *error) noexcept
+{
+    const afxdp_tx_packet *ok[kBurst];
+    uint32_t frames[kBurst];
+    uint32_t dropped = 0;
+    uint32_t n_ok = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (pkts[i].len <= kMaxTxLen) {
+            ok[n_ok++] = &pkts[i];
+        } else {
+            stats_.tx_dropped_too_long++;
+            dropped++;
+        }
+    }
+
+    uint32_t have = pool_->get(n_ok, frames);
+    if (have < n_ok) {
+        reap_completions(events);
+        have += pool_->get(n_ok - have, frames + have);
+        stats_.tx_dropped_no_frames += n_ok - have;
+        dropped += n_ok - have;
+    }
+
+    uint32_t first;
+    uint32_t slots = reserve_tx(have, &first, events, error);
+    if (slots < have) {
+        pool_->put_from_kernel(frames + slots, have - slots);
+        stats_.tx_dropped_ring_full += have - slots;
+        dropped += have - slots;
+    }
+
+    uint8_t *area = pool_->area();
+    for (uint32_t i = 0; i < slots; i++) {
+        uint64_t addr = uint64_t(frames[i]) << kFrameShift;
+        std::memcpy(area + addr, ok[i]->data, ok[i]->len);
+        xdp_desc &d = tx_.at(first + i);
+        d.addr = addr;
+        d.len = ok[i]->len;
+        d.options = 0;
+    }
+    tx_.submit();
+    in_kernel_tx_ += slots;
+    stats_.tx_packets += slots;
+    kick_tx(events, error);
+    if (dropped) {
+        *events |= AFXDP_EV_TX_DROP;
+    }
+    return dropped;
+}
+
+size_t
+afxdp_queue::send(const afxdp_tx_packet *pkts, size_t n, unsigned *events,
+                  int *error) noexcept
+{
+    size_t dropped = 0;
+    reap_completions(events);
+    while (n > 0) {
+        uint32_t k = n < kBurst ? uint32_t(n) : kBurst;
+        dropped += send_burst(pkts, k, events, error);
+        pkts += k;
+        n -= k;
+    }
+    return dropped;
+}
+
+bool
+afxdp_queue::zero_copy_confirmed() const noexcept
+{
+    if (compat::kSockoptXdpOptions < 0) {
+        return false;
+    }
+    xdp_options opts = {};
+    socklen_t len = sizeof opts;
+    if (getsockopt(fd(), SOL_XDP, compat::kSockoptXdpOptions, &opts, &len)) {
+        return false;
+    }
+    return opts.flags & compat::kXdpOptionsZeroCopy;
+}
+
+int
+afxdp_queue::xdp_stats(afxdp_xdp_stats *out) const noexcept
+{
+    xdp_statistics st = {};
+    socklen_t len = sizeof st;
+    *out = {};
+    if (getsockopt(fd(), SOL_XDP, XDP_STATISTICS, &st, &len)) {
+        return errno;
+    }
+    uint64_t raw[6] = {};
+    std::memcpy(raw, &st, len < sizeof raw ? len : sizeof raw);
+    out->rx_dropped = raw[0];
+    out->rx_invalid_descs = raw[1];
+    out->tx_invalid_descs = raw[2];
+    out->rx_ring_full = raw[3];
+    out->rx_fill_ring_empty_descs = raw[4];
+    out->tx_ring_empty_descs = raw[5];
+    out->n_valid = unsigned(len / sizeof(uint64_t));
+    return 0;
+}
+
+void
+afxdp_queue::frame_counts(afxdp_frame_counts *c) noexcept
+{
+    c->total = pool_->n_frames();
+    c->free = pool_->free_count();
+    c->fill = in_kernel_rx_;
+    c->tx = in_kernel_tx_;
+    c->in_app = pool_->in_app();
+    c->rx_ring = rx_.backlog();
+    c->fill_ring = c->fill - c->rx_ring;
+}

@@ -1,0 +1,75 @@
+// Our XDP program and its attachment to an interface.
+//
+// The program is five instructions: redirect each packet to the AF_XDP
+// socket of its RX queue through an XSKMAP, or pass it to the kernel stack
+// when that queue has no socket.  We load it ourselves (no dispatcher, no
+// object file) so that attaching it never needs libxdp's multi-program
+// dispatcher, which many kernels refuse, and so that a program of ours left
+// behind by a killed process can be recognised by its name.
+#ifndef AFXDP_XDP_PROG_HH
+#define AFXDP_XDP_PROG_HH
+
+#include <cstdint>
+
+#include "fd.hh"
+#include "result.hh"
+
+namespace afxdp {
+
+inline constexpr char kProgName[] = "ovs_afxdp_xsk";   // <= 15 characters.
+
+// The loaded program and its socket map; freed when the last fd closes.
+class XskProgram {
+public:
+    static Result<XskProgram> load(unsigned max_queues) noexcept;
+
+    int prog_fd() const noexcept { return prog_.get(); }
+    uint32_t id() const noexcept { return id_; }
+
+    // Steers queue 'qid' to the AF_XDP socket 'sock_fd'.
+    int add_socket(unsigned qid, int sock_fd) noexcept;
+
+private:
+    Fd map_;          // BPF_MAP_TYPE_XSKMAP, queue id -> socket.
+    Fd prog_;         // The XDP program.
+    uint32_t id_ = 0; // Kernel program id.
+};
+
+// The program attached to one interface in one mode.  Detaches on
+// destruction, but only if the program attached there is still ours.
+class XdpAttachment {
+public:
+    XdpAttachment() = default;
+    XdpAttachment(const XdpAttachment &) = delete;
+    XdpAttachment &operator=(const XdpAttachment &) = delete;
+    XdpAttachment(XdpAttachment &&o) noexcept { swap(o); }
+    XdpAttachment &operator=(XdpAttachment &&o) noexcept
+    {
+        swap(o);
+        return *this;
+    }
+    ~XdpAttachment();
+
+    // Attaches 'prog' with 'xdp_flags' (XDP_FLAGS_SKB_MODE or _DRV_MODE).
+    // A program of ours left by an earlier process is replaced; anyone
+    // else's is left alone and reported in 'why'.
+    static Result<XdpAttachment> attach(int ifindex, const char *ifname,
+                                        const XskProgram &prog,
+                                        uint32_t xdp_flags, char *why,
+                                        size_t whylen) noexcept;
+
+private:
+    void swap(XdpAttachment &o) noexcept;
+
+    int ifindex_ = 0;
+    uint32_t xdp_flags_ = 0;
+    Fd prog_;   // A duplicate of the program fd, to detach exactly it.
+};
+
+// Detaches any program named kProgName from 'ifindex', in either mode.
+// Returns 0 if one was detached, -ENOENT if there was none of ours.
+int remove_our_program(int ifindex) noexcept;
+
+}  // namespace afxdp
+
+#endif  // AFXDP_XDP_PROG_HH

@@ -1,0 +1,96 @@
+/*
+ * ovs-afxdp: dp_packets over UMEM frames (see netdev-afxdp-pool.h).
+ */
+#include <config.h>
+
+#include "netdev-afxdp-pool.h"
+
+#include "afxdp.h"
+#include "dp-packet.h"
+#include "netdev-afxdp.h"
+#include "util.h"
+
+/* OVS's type name for the pool a packet came from is 'struct umem_pool';
+ * ours is 'struct afxdp_pool'.  These two casts are the only place the
+ * names meet. */
+static inline struct afxdp_pool *
+pool_of(const struct dp_packet_afxdp *xpacket)
+{
+    return (struct afxdp_pool *) xpacket->mpool;
+}
+
+static inline struct umem_pool *
+as_umem_pool(struct afxdp_pool *pool)
+{
+    return (struct umem_pool *) pool;
+}
+
+size_t
+afxdp_frame_meta_size(void)
+{
+    return sizeof(struct dp_packet_afxdp);
+}
+
+void
+afxdp_pool_init_packets(struct afxdp_pool *pool, unsigned n_frames)
+{
+    for (unsigned i = 0; i < n_frames; i++) {
+        struct dp_packet_afxdp *xpacket = afxdp_pool_frame_meta(pool, i);
+
+        xpacket->mpool = as_umem_pool(pool);
+        xpacket->packet.source = DPBUF_AFXDP;
+    }
+}
+
+struct dp_packet *
+afxdp_packet_from_frame(struct afxdp_pool *pool,
+                        const struct afxdp_rx_frame *frame)
+{
+    struct dp_packet_afxdp *xpacket = afxdp_pool_frame_meta(pool,
+                                                            frame->index);
+    struct dp_packet *packet = &xpacket->packet;
+
+    /* The packet may grow into the UMEM headroom in front of it (tunnel
+     * push), and up to the end of its frame. */
+    dp_packet_use_afxdp(packet, frame->data,
+                        AFXDP_FRAME_SIZE - AFXDP_XDP_HEADROOM,
+                        AFXDP_FRAME_HEADROOM);
+    dp_packet_set_size(packet, frame->len);
+    return packet;
+}
+
+void
+free_afxdp_buf(struct dp_packet *p)
+{
+    struct dp_packet_afxdp *xpacket = CONTAINER_OF(p, struct dp_packet_afxdp,
+                                                   packet);
+    afxdp_pool_put(pool_of(xpacket), dp_packet_base(p));
+}
+
+void
+afxdp_free_batch(struct dp_packet_batch *batch)
+{
+    const void *run[NETDEV_MAX_BURST];
+    struct afxdp_pool *run_pool = NULL;
+    size_t n_run = 0;
+    struct dp_packet *packet;
+
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        if (packet->source != DPBUF_AFXDP) {
+            dp_packet_delete(packet);
+            continue;
+        }
+        struct dp_packet_afxdp *xpacket
+            = CONTAINER_OF(packet, struct dp_packet_afxdp, packet);
+        if (pool_of(xpacket) != run_pool && n_run) {
+            afxdp_pool_put_n(run_pool, run, n_run);
+            n_run = 0;
+        }
+        run_pool = pool_of(xpacket);
+        run[n_run++] = dp_packet_base(packet);
+    }
+    if (n_run) {
+        afxdp_pool_put_n(run_pool, run, n_run);
+    }
+    dp_packet_batch_init(batch);
+}

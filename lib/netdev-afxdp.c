@@ -1,0 +1,810 @@
+/*
+ * ovs-afxdp: the AF_XDP netdev functions, over the C++ core in lib/afxdp/.
+ *
+ * This file is the shim OVS builds in place of its own netdev-afxdp.c.  It
+ * parses options, calls the core, translates errors, builds dp_packet
+ * batches and logs through vlog.  Every socket, ring and frame lives in the
+ * core; nothing here touches a ring.
+ */
+#include <config.h>
+
+#include "netdev-linux-private.h"
+#include "netdev-linux.h"
+#include "netdev-afxdp.h"
+#include "netdev-afxdp-pool.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/if_xdp.h>
+#include <string.h>
+
+#include "afxdp.h"
+#include "coverage.h"
+#include "dp-packet.h"
+#include "fatal-signal.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/hmap.h"
+#include "openvswitch/thread.h"
+#include "openvswitch/vlog.h"
+#include "ovs-numa.h"
+#include "packets.h"
+#include "smap.h"
+#include "unixctl.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(netdev_afxdp);
+
+/* Rare events on the packet path, counted per thread by OVS. */
+COVERAGE_DEFINE(afxdp_cq_empty);      /* Completion ring had nothing. */
+COVERAGE_DEFINE(afxdp_fq_full);       /* No free frame to refill with. */
+COVERAGE_DEFINE(afxdp_fill_empty);    /* Fill ring found empty. */
+COVERAGE_DEFINE(afxdp_tx_full);       /* TX ring had no room at first. */
+COVERAGE_DEFINE(afxdp_tx_drop);       /* A send dropped packets. */
+COVERAGE_DEFINE(afxdp_rx_wakeup);     /* poll() to wake the kernel's RX. */
+
+static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
+
+#define NR_QUEUE_DEFAULT 1
+
+/* Per-queue handle in netdev_linux's 'xsks' array (the type is opaque to
+ * the rest of OVS). */
+struct xsk_socket_info {
+    struct afxdp_queue *queue;    /* The core's queue. */
+    struct afxdp_pool *pool;      /* Its frames. */
+};
+
+struct netdev_afxdp_tx_lock {
+    /* One cache line each, so PMDs on different TX queues never share. */
+    PADDED_MEMBERS(CACHE_LINE_SIZE,
+        struct ovs_spin lock;
+    );
+};
+
+/* What a port has that struct netdev_linux has no field for. */
+struct afxdp_port {
+    struct hmap_node node;          /* In 'afxdp_ports', by netdev. */
+    struct netdev *netdev;
+    struct afxdp_dev *core;         /* NULL while not running. */
+    bool configured;                /* set_config has succeeded once. */
+    char *open_error;               /* Why the last open failed, or NULL. */
+    char *config_error;             /* Last rejected option, or NULL. */
+};
+
+static struct ovs_mutex afxdp_ports_mutex = OVS_MUTEX_INITIALIZER;
+static struct hmap afxdp_ports OVS_GUARDED_BY(afxdp_ports_mutex)
+    = HMAP_INITIALIZER(&afxdp_ports);
+
+static struct afxdp_port *
+afxdp_port_lookup(const struct netdev *netdev)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    struct afxdp_port *port;
+
+    HMAP_FOR_EACH_WITH_HASH (port, node, hash_pointer(netdev, 0),
+                             &afxdp_ports) {
+        if (port->netdev == netdev) {
+            return port;
+        }
+    }
+    return NULL;
+}
+
+/* Our enum and OVS's differ by OVS's leading UNSPEC. */
+static enum afxdp_xdp_mode
+core_mode(enum afxdp_mode mode)
+{
+    return mode == OVS_AF_XDP_MODE_UNSPEC
+           ? AFXDP_MODE_BEST_EFFORT
+           : (enum afxdp_xdp_mode) (mode - OVS_AF_XDP_MODE_BEST_EFFORT);
+}
+
+static enum afxdp_mode
+ovs_mode(enum afxdp_xdp_mode mode)
+{
+    return (enum afxdp_mode) (mode + OVS_AF_XDP_MODE_BEST_EFFORT);
+}
+
+static const char *
+ovs_mode_name(enum afxdp_mode mode)
+{
+    return mode == OVS_AF_XDP_MODE_UNSPEC ? "unspecified"
+                                          : afxdp_mode_name(core_mode(mode));
+}
+
+static void
+core_log(enum afxdp_log_level level, const char *msg)
+{
+    static const enum vlog_level levels[] = {
+        [AFXDP_LOG_DBG] = VLL_DBG,
+        [AFXDP_LOG_INFO] = VLL_INFO,
+        [AFXDP_LOG_WARN] = VLL_WARN,
+        [AFXDP_LOG_ERR] = VLL_ERR,
+    };
+    VLOG(levels[level], "%s", msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Options.                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The options of one port, parsed. */
+struct afxdp_options {
+    int n_rxq;
+    enum afxdp_mode xdp_mode;
+    bool use_need_wakeup;
+};
+
+/* Parses 'args' into 'opts'.  Returns NULL, or a message for the operator
+ * that names the interface, the option and the accepted values. */
+static char *
+afxdp_parse_options(const char *name, const struct smap *args,
+                    struct afxdp_options *opts)
+{
+    char err[256];
+    const char *s;
+
+    opts->n_rxq = NR_QUEUE_DEFAULT;
+    s = smap_get(args, "n_rxq");
+    if (s) {
+        unsigned n;
+
+        if (afxdp_parse_uint(s, 1, UINT_MAX, &n, err, sizeof err)) {
+            return xasprintf("%s: option n_rxq: %s.", name, err);
+        }
+        if (n > AFXDP_MAX_QUEUES) {
+            /* OVS's own wording, which its test suite expects. */
+            return xasprintf("%s: Too big 'n_rxq' (%u > %d).", name, n,
+                             AFXDP_MAX_QUEUES);
+        }
+        opts->n_rxq = n;
+    }
+
+    opts->xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
+    s = smap_get(args, "xdp-mode");
+    if (s) {
+        enum afxdp_xdp_mode mode;
+
+        if (afxdp_parse_mode(s, &mode, err, sizeof err)) {
+            return xasprintf("%s: option xdp-mode: %s.", name, err);
+        }
+        opts->xdp_mode = ovs_mode(mode);
+    }
+
+    /* OVS 2.13 to 3.6 spell it use-need-wakeup; we accept both. */
+    const char *a = smap_get(args, "use_need_wakeup");
+    const char *b = smap_get(args, "use-need-wakeup");
+    bool va = true, vb = true;
+    if (a && afxdp_parse_bool(a, &va, err, sizeof err)) {
+        return xasprintf("%s: option use_need_wakeup: %s.", name, err);
+    }
+    if (b && afxdp_parse_bool(b, &vb, err, sizeof err)) {
+        return xasprintf("%s: option use-need-wakeup: %s.", name, err);
+    }
+    if (a && b && va != vb) {
+        return xasprintf("%s: options use_need_wakeup=%s and "
+                         "use-need-wakeup=%s disagree; set one of them.",
+                         name, a, b);
+    }
+    opts->use_need_wakeup = a ? va : b ? vb : afxdp_need_wakeup_supported();
+    return NULL;
+}
+
+int
+netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
+                        char **errp)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_options opts;
+    struct afxdp_port *port;
+    char *error;
+
+    error = afxdp_parse_options(netdev_get_name(netdev), args, &opts);
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    port = afxdp_port_lookup(netdev);
+    if (error) {
+        VLOG_ERR("%s", error);
+        if (port && port->configured) {
+            /* A running port keeps its settings: OVS would otherwise delete
+             * it.  The status column says what was rejected. */
+            VLOG_ERR("%s: keeping the previous configuration.",
+                     netdev_get_name(netdev));
+            free(port->config_error);
+            port->config_error = error;
+            ovs_mutex_unlock(&afxdp_ports_mutex);
+            return 0;
+        }
+        ovs_mutex_unlock(&afxdp_ports_mutex);
+        *errp = error;
+        return EINVAL;
+    }
+    if (port) {
+        port->configured = true;
+        free(port->config_error);
+        port->config_error = NULL;
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+
+    ovs_mutex_lock(&dev->mutex);
+    if (dev->requested_n_rxq != opts.n_rxq
+        || dev->requested_xdp_mode != opts.xdp_mode
+        || dev->requested_need_wakeup != opts.use_need_wakeup) {
+        dev->requested_n_rxq = opts.n_rxq;
+        dev->requested_xdp_mode = opts.xdp_mode;
+        dev->requested_need_wakeup = opts.use_need_wakeup;
+        netdev_request_reconfigure(netdev);
+    }
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
+
+int
+netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+
+    ovs_mutex_lock(&dev->mutex);
+    smap_add_format(args, "n_rxq", "%d", netdev->n_rxq);
+    smap_add_format(args, "xdp-mode", "%s", ovs_mode_name(dev->xdp_mode));
+    smap_add_format(args, "xdp-mode-in-use", "%s",
+                    ovs_mode_name(dev->xdp_mode_in_use));
+    smap_add_format(args, "use-need-wakeup", "%s",
+                    dev->use_need_wakeup ? "true" : "false");
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
+
+int
+netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_port *port;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    port = afxdp_port_lookup(netdev);
+    if (port && port->core) {
+        struct afxdp_dev_info info;
+
+        afxdp_dev_get_info(port->core, &info);
+        smap_add(smap, "xdp_mode", afxdp_mode_name(info.mode_in_use));
+        smap_add(smap, "zero_copy", info.zero_copy ? "true" : "false");
+        smap_add(smap, "use_need_wakeup",
+                 info.need_wakeup_requested ? "true" : "false");
+        smap_add(smap, "need_wakeup_in_use",
+                 info.need_wakeup_in_use ? "true" : "false");
+        if (info.need_wakeup_reason[0]) {
+            smap_add(smap, "need_wakeup_reason", info.need_wakeup_reason);
+        }
+        smap_add_format(smap, "n_rxq", "%u", info.n_queues);
+        smap_add_format(smap, "ring_size", "%u", info.ring_size);
+        smap_add_format(smap, "umem_frames", "%u", info.n_frames);
+        smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
+    } else if (port && port->open_error) {
+        smap_add(smap, "afxdp_error", port->open_error);
+    }
+    if (port && port->config_error) {
+        smap_add(smap, "config_error", port->config_error);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    (void) dev;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle.                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Closes the port's sockets and detaches our XDP program.  Frames OVS
+ * still holds stay valid until freed. */
+static void
+afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
+    OVS_REQUIRES(dev->mutex, afxdp_ports_mutex)
+{
+    int n_txq = netdev_n_txq(&dev->up);
+
+    if (dev->xsks) {
+        for (int i = 0; i < netdev_n_rxq(&dev->up); i++) {
+            free(dev->xsks[i]);
+        }
+        free(dev->xsks);
+        dev->xsks = NULL;
+    }
+    if (port && port->core) {
+        VLOG_INFO("%s: Removing xdp program.", netdev_get_name(&dev->up));
+        afxdp_dev_close(port->core);
+        port->core = NULL;
+    }
+    if (dev->tx_locks) {
+        for (int i = 0; i < n_txq; i++) {
+            ovs_spin_destroy(&dev->tx_locks[i].lock);
+        }
+        free_cacheline(dev->tx_locks);
+        dev->tx_locks = NULL;
+    }
+}
+
+static int
+afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port)
+    OVS_REQUIRES(dev->mutex, afxdp_ports_mutex)
+{
+    struct netdev *netdev = &dev->up;
+    struct afxdp_dev_config cfg = {
+        .ifname = netdev_get_name(netdev),
+        .n_queues = dev->requested_n_rxq,
+        .mode = core_mode(dev->requested_xdp_mode),
+        .use_need_wakeup = dev->requested_need_wakeup,
+        .numa_node = -1,
+        .frame_meta_size = afxdp_frame_meta_size(),
+    };
+    struct afxdp_dev_info info;
+    char err[512];
+    int error;
+
+    if (ovs_numa_get_n_numas() > 1) {
+        int numa_id = netdev_get_numa_id(netdev);
+
+        cfg.numa_node = numa_id == NETDEV_NUMA_UNSPEC ? -1 : numa_id;
+    }
+
+    free(port->open_error);
+    port->open_error = NULL;
+    error = afxdp_dev_open(&cfg, &port->core, err, sizeof err);
+    if (error) {
+        VLOG_ERR("%s", err);
+        port->open_error = xstrdup(err);
+        return error;
+    }
+
+    afxdp_dev_get_info(port->core, &info);
+    netdev->n_rxq = info.n_queues;
+    netdev->n_txq = info.n_queues;
+    dev->xdp_mode_in_use = ovs_mode(info.mode_in_use);
+    dev->xsks = xcalloc(info.n_queues, sizeof *dev->xsks);
+    for (unsigned i = 0; i < info.n_queues; i++) {
+        struct xsk_socket_info *xsk = xmalloc(sizeof *xsk);
+
+        xsk->queue = afxdp_dev_queue(port->core, i);
+        xsk->pool = afxdp_queue_pool(xsk->queue);
+        afxdp_pool_init_packets(xsk->pool, info.n_frames);
+        dev->xsks[i] = xsk;
+    }
+    dev->tx_locks = xzalloc_cacheline(info.n_queues * sizeof *dev->tx_locks);
+    for (unsigned i = 0; i < info.n_queues; i++) {
+        ovs_spin_init(&dev->tx_locks[i].lock);
+    }
+    return 0;
+}
+
+int
+netdev_afxdp_reconfigure(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_port *port;
+    int error = 0;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    ovs_mutex_lock(&dev->mutex);
+    port = afxdp_port_lookup(netdev);
+
+    if (netdev->n_rxq == dev->requested_n_rxq
+        && dev->xdp_mode == dev->requested_xdp_mode
+        && dev->use_need_wakeup == dev->requested_need_wakeup
+        && dev->xsks) {
+        goto out;
+    }
+
+    afxdp_port_close(dev, port);
+
+    dev->xdp_mode = dev->requested_xdp_mode;
+    dev->use_need_wakeup = dev->requested_need_wakeup;
+    VLOG_INFO("%s: Setting XDP mode to %s.", netdev_get_name(netdev),
+              ovs_mode_name(dev->xdp_mode));
+
+    error = afxdp_port_open(dev, port);
+    if (error) {
+        VLOG_ERR("%s: AF_XDP device reconfiguration failed.",
+                 netdev_get_name(netdev));
+        /* OVS's datapath treats a port with no queues as unusable and
+         * retries on the next reconfiguration. */
+        netdev->n_rxq = dev->requested_n_rxq;
+        netdev->n_txq = dev->requested_n_rxq;
+    }
+    netdev_change_seq_changed(netdev);
+out:
+    ovs_mutex_unlock(&dev->mutex);
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return error;
+}
+
+int
+netdev_afxdp_construct(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_port *port;
+    int error;
+
+    error = netdev_linux_construct(netdev);
+    if (error) {
+        return error;
+    }
+
+    /* No queue may be used before the first reconfiguration. */
+    netdev->n_rxq = 0;
+    netdev->n_txq = 0;
+    dev->xdp_mode = OVS_AF_XDP_MODE_UNSPEC;
+    dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
+    dev->requested_n_rxq = NR_QUEUE_DEFAULT;
+    dev->requested_xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
+    dev->requested_need_wakeup = afxdp_need_wakeup_supported();
+    dev->xsks = NULL;
+    dev->tx_locks = NULL;
+
+    port = xzalloc(sizeof *port);
+    port->netdev = netdev;
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    hmap_insert(&afxdp_ports, &port->node, hash_pointer(netdev, 0));
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+
+    netdev_request_reconfigure(netdev);
+    return 0;
+}
+
+void
+netdev_afxdp_destruct(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_port *port;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    ovs_mutex_lock(&dev->mutex);
+    port = afxdp_port_lookup(netdev);
+    afxdp_port_close(dev, port);
+    if (port) {
+        hmap_remove(&afxdp_ports, &port->node);
+        free(port->open_error);
+        free(port->config_error);
+        free(port);
+    }
+    ovs_mutex_unlock(&dev->mutex);
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    ovs_mutex_destroy(&dev->mutex);
+}
+
+void
+signal_remove_xdp(struct netdev *netdev)
+{
+    /* Called on a fatal signal: only system calls, no locks. */
+    VLOG_WARN("Force removing xdp program.");
+    afxdp_remove_stale_program(netdev_get_name(netdev));
+}
+
+int
+netdev_afxdp_rxq_construct(struct netdev_rxq *rxq_)
+{
+    struct netdev_rxq_linux *rx = netdev_rxq_linux_cast(rxq_);
+    struct netdev_linux *dev = netdev_linux_cast(rx->up.netdev);
+
+    /* Sockets are made at reconfigure time, before OVS opens the rxqs, so
+     * the fd is known here for afxdp-nonpmd's poll loop. */
+    ovs_mutex_lock(&dev->mutex);
+    rx->fd = dev->xsks && dev->xsks[rxq_->queue_id]
+             ? afxdp_queue_fd(dev->xsks[rxq_->queue_id]->queue) : -1;
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
+
+void
+netdev_afxdp_rxq_destruct(struct netdev_rxq *rxq OVS_UNUSED)
+{
+}
+
+int
+netdev_afxdp_verify_mtu_size(const struct netdev *netdev OVS_UNUSED, int mtu)
+{
+    /* A frame holds the XDP headroom, our headroom and the packet with a
+     * VLAN header; generic mode checks none of this, so we do. */
+    return mtu > (AFXDP_FRAME_SIZE - AFXDP_FRAME_HEADROOM
+                  - AFXDP_XDP_HEADROOM - VLAN_ETH_HEADER_LEN)
+           ? EINVAL : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Packet path.                                                       */
+/* ------------------------------------------------------------------ */
+
+static void
+count_events(const struct netdev *netdev, unsigned events, int error)
+{
+    if (events & AFXDP_EV_RX_WAKEUP) {
+        COVERAGE_INC(afxdp_rx_wakeup);
+    }
+    if (events & AFXDP_EV_FILL_EMPTY) {
+        COVERAGE_INC(afxdp_fill_empty);
+    }
+    if (events & AFXDP_EV_FILL_SHORT) {
+        COVERAGE_INC(afxdp_fq_full);
+    }
+    if (events & AFXDP_EV_TX_RING_FULL) {
+        COVERAGE_INC(afxdp_tx_full);
+    }
+    if (events & AFXDP_EV_TX_DROP) {
+        COVERAGE_INC(afxdp_tx_drop);
+    }
+    if (events & AFXDP_EV_CQ_EMPTY) {
+        COVERAGE_INC(afxdp_cq_empty);
+    }
+    if (events & AFXDP_EV_RX_WAKEUP_ERR) {
+        VLOG_WARN_RL(&rl, "%s: error polling rx fd: %s.",
+                     netdev_get_name(netdev), ovs_strerror(error));
+    }
+    if (events & AFXDP_EV_TX_KICK_ERR) {
+        VLOG_WARN_RL(&rl, "%s: error sending AF_XDP packet: %s.",
+                     netdev_get_name(netdev), ovs_strerror(error));
+    }
+}
+
+int
+netdev_afxdp_rxq_recv(struct netdev_rxq *rxq_, struct dp_packet_batch *batch,
+                      int *qfill)
+{
+    struct netdev_rxq_linux *rx = netdev_rxq_linux_cast(rxq_);
+    struct netdev *netdev = rx->up.netdev;
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_rx_frame frames[NETDEV_MAX_BURST];
+    struct xsk_socket_info *xsk;
+    unsigned events = 0;
+    int error = 0;
+    int fill = 0;
+    size_t n;
+
+    xsk = dev->xsks ? dev->xsks[rxq_->queue_id] : NULL;
+    if (!xsk) {
+        return EAGAIN;
+    }
+    rx->fd = afxdp_queue_fd(xsk->queue);
+
+    n = afxdp_queue_recv(xsk->queue, frames, NETDEV_MAX_BURST, &fill,
+                         &events, &error);
+    if (OVS_UNLIKELY(events)) {
+        count_events(netdev, events, error);
+    }
+    if (qfill) {
+        *qfill = fill;
+    }
+    if (!n) {
+        return EAGAIN;
+    }
+    for (size_t i = 0; i < n; i++) {
+        dp_packet_batch_add(batch, afxdp_packet_from_frame(xsk->pool,
+                                                           &frames[i]));
+    }
+    return 0;
+}
+
+static int
+afxdp_send(struct netdev *netdev, struct xsk_socket_info *xsk,
+           struct dp_packet_batch *batch)
+{
+    struct afxdp_tx_packet pkts[NETDEV_MAX_BURST];
+    struct dp_packet *packet;
+    unsigned events = 0;
+    int error = 0;
+    size_t dropped;
+
+    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+        pkts[i].data = dp_packet_data(packet);
+        pkts[i].len = dp_packet_size(packet);
+    }
+    dropped = afxdp_queue_send(xsk->queue, pkts, dp_packet_batch_size(batch),
+                               &events, &error);
+    if (OVS_UNLIKELY(events)) {
+        count_events(netdev, events, error);
+    }
+    return dropped ? ENOBUFS : 0;
+}
+
+int
+netdev_afxdp_batch_send(struct netdev *netdev, int qid,
+                        struct dp_packet_batch *batch, bool concurrent_txq)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct xsk_socket_info *xsk;
+    int error = 0;
+
+    if (OVS_UNLIKELY(!dev->xsks || !netdev_n_txq(netdev))) {
+        afxdp_free_batch(batch);
+        return 0;
+    }
+    qid = qid % netdev_n_txq(netdev);
+    xsk = dev->xsks[qid];
+
+    if (concurrent_txq) {
+        ovs_spin_lock(&dev->tx_locks[qid].lock);
+        error = afxdp_send(netdev, xsk, batch);
+        ovs_spin_unlock(&dev->tx_locks[qid].lock);
+    } else {
+        error = afxdp_send(netdev, xsk, batch);
+    }
+    afxdp_free_batch(batch);
+    return error;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics.                                                        */
+/* ------------------------------------------------------------------ */
+
+int
+netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct netdev_stats dev_stats;
+    int error;
+
+    ovs_mutex_lock(&dev->mutex);
+    error = get_stats_via_netlink(netdev, &dev_stats);
+    if (error) {
+        VLOG_WARN_RL(&rl, "%s: Error getting AF_XDP statistics.",
+                     netdev_get_name(netdev));
+    } else {
+        /* The kernel counts what reached the device and what left it. */
+        *stats = dev_stats;
+        for (int i = 0; dev->xsks && i < netdev_n_rxq(netdev); i++) {
+            struct afxdp_queue_stats qs;
+
+            afxdp_queue_get_stats(dev->xsks[i]->queue, &qs);
+            stats->tx_dropped += qs.tx_dropped_ring_full
+                                 + qs.tx_dropped_no_frames
+                                 + qs.tx_dropped_too_long;
+        }
+    }
+    ovs_mutex_unlock(&dev->mutex);
+    return error;
+}
+
+int
+netdev_afxdp_get_custom_stats(const struct netdev *netdev,
+                              struct netdev_custom_stats *custom_stats)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    enum {
+#define AFXDP_STAT(NAME) + 1
+        N_STATS = 0 AFXDP_QUEUE_STATS AFXDP_XDP_STATS
+#undef AFXDP_STAT
+    };
+    size_t c = 0;
+
+    ovs_mutex_lock(&dev->mutex);
+    int n_rxq = dev->xsks ? netdev_n_rxq(netdev) : 0;
+    custom_stats->counters = xcalloc(MAX(n_rxq, 1) * N_STATS,
+                                     sizeof *custom_stats->counters);
+    for (int i = 0; i < n_rxq; i++) {
+        struct afxdp_queue *q = dev->xsks[i]->queue;
+        struct afxdp_queue_stats qs;
+        struct afxdp_xdp_stats xs;
+
+        afxdp_queue_get_stats(q, &qs);
+#define AFXDP_STAT(NAME)                                                    \
+        snprintf(custom_stats->counters[c].name,                            \
+                 NETDEV_CUSTOM_STATS_NAME_SIZE, "xsk_queue_%d_" #NAME, i);  \
+        custom_stats->counters[c++].value = qs.NAME;
+        AFXDP_QUEUE_STATS
+#undef AFXDP_STAT
+
+        if (!afxdp_queue_get_xdp_stats(q, &xs)) {
+            unsigned k = 0;
+#define AFXDP_STAT(NAME)                                                    \
+            if (k++ < xs.n_valid) {                                         \
+                snprintf(custom_stats->counters[c].name,                    \
+                         NETDEV_CUSTOM_STATS_NAME_SIZE,                     \
+                         "xsk_queue_%d_" #NAME, i);                         \
+                custom_stats->counters[c++].value = xs.NAME;                \
+            }
+            AFXDP_XDP_STATS
+#undef AFXDP_STAT
+        }
+    }
+    custom_stats->size = c;
+    ovs_mutex_unlock(&dev->mutex);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* ovs-appctl afxdp/show [PORT].                                      */
+/* ------------------------------------------------------------------ */
+
+static void
+afxdp_show_port(struct ds *s, struct afxdp_port *port)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    struct afxdp_dev_info info;
+
+    ds_put_format(s, "%s:\n", netdev_get_name(port->netdev));
+    if (!port->core) {
+        ds_put_format(s, "  not running: %s\n",
+                      port->open_error ? port->open_error
+                                       : "not configured yet");
+        return;
+    }
+    afxdp_dev_get_info(port->core, &info);
+    ds_put_format(s, "  xdp mode: %s%s, xdp program id %"PRIu32"\n",
+                  afxdp_mode_name(info.mode_in_use),
+                  info.zero_copy ? " (zero-copy)" : "", info.prog_id);
+    ds_put_format(s, "  need_wakeup: requested %s, in use %s%s%s\n",
+                  info.need_wakeup_requested ? "true" : "false",
+                  info.need_wakeup_in_use ? "true" : "false",
+                  info.need_wakeup_reason[0] ? ": " : "",
+                  info.need_wakeup_reason);
+    ds_put_format(s, "  queues: %u, ring size %u, UMEM frames %u (%u KiB) "
+                  "per queue\n", info.n_queues, info.ring_size,
+                  info.n_frames, info.n_frames * (AFXDP_FRAME_SIZE / 1024));
+    for (unsigned i = 0; i < info.n_queues; i++) {
+        struct afxdp_queue *q = afxdp_dev_queue(port->core, i);
+        struct afxdp_frame_counts f;
+        struct afxdp_queue_stats qs;
+        struct afxdp_xdp_stats xs;
+
+        afxdp_queue_get_frames(q, &f);
+        afxdp_queue_get_stats(q, &qs);
+        ds_put_format(s, "  queue %u:\n", i);
+        ds_put_format(s, "    frames: total %"PRIu32", free %"PRIu32
+                      ", fill ring %"PRIu32", rx ring %"PRIu32
+                      ", tx/completion %"PRIu32", in OVS %"PRIu32"\n",
+                      f.total, f.free, f.fill_ring, f.rx_ring, f.tx,
+                      f.in_app);
+#define AFXDP_STAT(NAME) \
+        ds_put_format(s, "    %-26s %"PRIu64"\n", #NAME ":", qs.NAME);
+        AFXDP_QUEUE_STATS
+#undef AFXDP_STAT
+        if (!afxdp_queue_get_xdp_stats(q, &xs)) {
+            unsigned k = 0;
+#define AFXDP_STAT(NAME)                                                    \
+            if (k++ < xs.n_valid) {                                         \
+                ds_put_format(s, "    %-26s %"PRIu64"\n", "xdp_" #NAME ":", \
+                              xs.NAME);                                     \
+            }
+            AFXDP_XDP_STATS
+#undef AFXDP_STAT
+        }
+    }
+}
+
+static void
+afxdp_unixctl_show(struct unixctl_conn *conn, int argc, const char *argv[],
+                   void *aux OVS_UNUSED)
+{
+    struct ds s = DS_EMPTY_INITIALIZER;
+    struct afxdp_port *port;
+    bool found = false;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    HMAP_FOR_EACH (port, node, &afxdp_ports) {
+        if (argc > 1 && strcmp(argv[1], netdev_get_name(port->netdev))) {
+            continue;
+        }
+        found = true;
+        afxdp_show_port(&s, port);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+
+    if (argc > 1 && !found) {
+        unixctl_command_reply_error(conn, "no such afxdp port");
+    } else {
+        unixctl_command_reply(conn, ds_cstr(&s));
+    }
+    ds_destroy(&s);
+}
+
+int
+netdev_afxdp_init(void)
+{
+    static struct ovsthread_once once = OVSTHREAD_ONCE_INITIALIZER;
+
+    /* Called once per class (afxdp and afxdp-nonpmd). */
+    if (ovsthread_once_start(&once)) {
+        afxdp_set_log_handler(core_log, AFXDP_LOG_DBG);
+        unixctl_command_register("afxdp/show", "[port]", 0, 1,
+                                 afxdp_unixctl_show, NULL);
+        ovsthread_once_done(&once);
+    }
+    return 0;
+}
