@@ -1,0 +1,783 @@
+// Tier 2 (real kernel, root only): AF_XDP devices on a veth pair.
+//
+// Each test gets a fresh network namespace with a veth pair (netns.hh),
+// opens our device on end A through the C API and talks to it from end B
+// with a raw AF_PACKET socket.  Without root, or without `ip`, the tests
+// are skipped and say why.
+//
+// Test plan:
+//   1. Opening checks its arguments (EINVAL) and names a missing interface
+//      (ENODEV) before it touches the kernel.
+//   2. In generic and native mode, with and without need_wakeup: the mode,
+//      rings, frames and need_wakeup state that afxdp_dev_get_info reports;
+//      our program is attached while open and gone after close.
+//   3. Best-effort on veth ends up native: zero-copy is refused and the
+//      fallback is logged.
+//   4. RX: 100 numbered frames sent into B arrive on A's socket complete,
+//      in order, and every frame is back in the pool after the puts.
+//   5. TX: 100 numbered frames sent on A arrive at B complete and in
+//      order; the queue counts packets, kicks and completions.
+//   6. XDP_STATISTICS has all six counters, and a fill ring left empty on
+//      purpose shows up in rx_dropped and rx_fill_ring_empty_descs as well
+//      as in our own fill_no_frames.
+//   7. Frames the caller holds stay valid after close, until put back.
+//   8. A failed open (queue 1 on a one-queue veth) leaves no program; a
+//      program of ours left by a dead process is removed; anyone else's
+//      program is left alone and named in the error.
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <linux/if_packet.h>
+#include <memory>
+#include <mutex>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "afxdp.h"
+#include "netns.hh"
+
+using afxdp_test::VethNetns;
+
+namespace {
+
+// --- Numbered test frames -------------------------------------------------
+
+const uint16_t kEthType = 0x88b5;   // IEEE local experimental.
+const char kMagic[8] = {'a', 'f', 'x', 'd', 'p', '-', 'u', 't'};
+const size_t kHdrLen = 14 + sizeof kMagic + 4;
+
+// Frame 'seq': broadcast Ethernet header, magic, big-endian sequence
+// number, then bytes derived from 'seq'.  Lengths vary from 60 to 1459.
+std::vector<uint8_t>
+make_frame(uint32_t seq)
+{
+    std::vector<uint8_t> f(60 + (seq * 37) % 1400);
+    std::memset(&f[0], 0xff, 6);
+    const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x01};
+    std::memcpy(&f[6], src, 6);
+    f[12] = kEthType >> 8;
+    f[13] = kEthType & 0xff;
+    std::memcpy(&f[14], kMagic, sizeof kMagic);
+    uint32_t be = htonl(seq);
+    std::memcpy(&f[14 + sizeof kMagic], &be, 4);
+    for (size_t i = kHdrLen; i < f.size(); i++) {
+        f[i] = uint8_t(seq * 7 + i);
+    }
+    return f;
+}
+
+// The sequence number of a test frame, or -1 for any other packet.
+int64_t
+seq_of(const void *data, size_t len)
+{
+    auto *p = static_cast<const uint8_t *>(data);
+    if (len < kHdrLen || p[12] != kEthType >> 8 || p[13] != (kEthType & 0xff)
+        || std::memcmp(&p[14], kMagic, sizeof kMagic)) {
+        return -1;
+    }
+    uint32_t be;
+    std::memcpy(&be, &p[14 + sizeof kMagic], 4);
+    return ntohl(be);
+}
+
+// Checks that 'data' is exactly frame 'seq', byte for byte.
+::testing::AssertionResult
+is_frame(const void *data, size_t len, uint32_t seq)
+{
+    std::vector<uint8_t> want = make_frame(seq);
+    if (len != want.size()) {
+        return ::testing::AssertionFailure()
+               << "frame " << seq << ": length " << len << ", want "
+               << want.size();
+    }
+    if (std::memcmp(data, want.data(), len)) {
+        return ::testing::AssertionFailure()
+               << "frame " << seq << ": content differs";
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// --- Raw AF_PACKET sockets on the peer -----------------------------------
+
+// A packet socket bound to 'ifname'.  With 'proto' 0 it only sends.
+class PacketSocket {
+public:
+    PacketSocket(const char *ifname, uint16_t proto)
+    {
+        fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(proto));
+        if (fd_ < 0) {
+            error_ = std::string("socket: ") + std::strerror(errno);
+            return;
+        }
+        sockaddr_ll sll = {};
+        sll.sll_family = AF_PACKET;
+        sll.sll_protocol = htons(proto);
+        sll.sll_ifindex = int(if_nametoindex(ifname));
+        if (bind(fd_, reinterpret_cast<sockaddr *>(&sll), sizeof sll)) {
+            error_ = std::string("bind: ") + std::strerror(errno);
+        }
+    }
+    ~PacketSocket()
+    {
+        if (fd_ >= 0) {
+            close(fd_);
+        }
+    }
+    PacketSocket(const PacketSocket &) = delete;
+    PacketSocket &operator=(const PacketSocket &) = delete;
+
+    const std::string &error() const { return error_; }
+
+    // Sends frames first..first+n-1; returns how many went out.
+    uint32_t send_frames(uint32_t first, uint32_t n)
+    {
+        for (uint32_t i = 0; i < n; i++) {
+            std::vector<uint8_t> f = make_frame(first + i);
+            if (send(fd_, f.data(), f.size(), 0) != ssize_t(f.size())) {
+                ADD_FAILURE() << "send frame " << first + i << ": "
+                              << std::strerror(errno);
+                return i;
+            }
+        }
+        return n;
+    }
+
+    // Receives until 'want' test frames arrived or about 2 s passed;
+    // returns their sequence numbers, checking each one's content.
+    std::vector<uint32_t> receive_frames(size_t want)
+    {
+        std::vector<uint32_t> seqs;
+        std::vector<uint8_t> buf(4096);
+        auto deadline = std::chrono::steady_clock::now()
+                        + std::chrono::seconds(2);
+        while (seqs.size() < want
+               && std::chrono::steady_clock::now() < deadline) {
+            pollfd pfd = {fd_, POLLIN, 0};
+            if (poll(&pfd, 1, 10) <= 0) {
+                continue;
+            }
+            ssize_t n = recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+            int64_t seq = n > 0 ? seq_of(buf.data(), size_t(n)) : -1;
+            if (seq >= 0) {
+                EXPECT_TRUE(is_frame(buf.data(), size_t(n), uint32_t(seq)));
+                seqs.push_back(uint32_t(seq));
+            }
+        }
+        return seqs;
+    }
+
+private:
+    int fd_ = -1;
+    std::string error_;
+};
+
+// --- Devices ----------------------------------------------------------------
+
+struct DevCloser {
+    void operator()(afxdp_dev *d) const { afxdp_dev_close(d); }
+};
+using Dev = std::unique_ptr<afxdp_dev, DevCloser>;
+
+afxdp_dev_config
+config(const char *ifname, afxdp_xdp_mode mode, bool need_wakeup = true)
+{
+    afxdp_dev_config cfg = {};
+    cfg.ifname = ifname;
+    cfg.n_queues = 1;
+    cfg.mode = mode;
+    cfg.use_need_wakeup = need_wakeup;
+    cfg.numa_node = -1;
+    cfg.ring_size = 256;
+    cfg.n_frames = 1024;
+    cfg.frame_meta_size = 32;
+    return cfg;
+}
+
+// Opens 'cfg' or fails the test with the library's message.
+Dev
+open_dev(const afxdp_dev_config &cfg)
+{
+    afxdp_dev *d = nullptr;
+    char err[512] = "";
+    int r = afxdp_dev_open(&cfg, &d, err, sizeof err);
+    EXPECT_EQ(r, 0) << cfg.ifname << " in " << afxdp_mode_name(cfg.mode)
+                    << ": " << std::strerror(r) << ": " << err;
+    return Dev(d);
+}
+
+// The id of the XDP program attached to 'ifname' in any mode, 0 if none.
+uint32_t
+attached_prog_id(const char *ifname)
+{
+    uint32_t id = 0;
+    int err = bpf_xdp_query_id(int(if_nametoindex(ifname)), 0, &id);
+    EXPECT_EQ(err, 0) << std::strerror(-err);
+    return id;
+}
+
+// Every frame of the queue's pool is somewhere, exactly once.
+void
+expect_frames_add_up(afxdp_queue *q, uint32_t in_app)
+{
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.in_app, in_app);
+    EXPECT_EQ(c.free + c.fill + c.tx + c.in_app, c.total)
+        << "free " << c.free << " fill " << c.fill << " tx " << c.tx
+        << " in_app " << c.in_app;
+    EXPECT_EQ(c.rx_ring + c.fill_ring, c.fill);
+}
+
+// Receives until 'want' test frames arrived or about 2 s passed.  Test
+// frames are appended to 'held' and stay with the caller; anything else
+// goes straight back to the pool.
+void
+receive(afxdp_queue *q, size_t want, std::vector<afxdp_rx_frame> *held,
+        unsigned *all_events = nullptr)
+{
+    afxdp_pool *pool = afxdp_queue_pool(q);
+    size_t got = 0;
+    for (int i = 0; i < 2000 && got < want; i++) {
+        afxdp_rx_frame frames[32];
+        int qfill = -1, error = 0;
+        unsigned events = 0;
+        size_t n = afxdp_queue_recv(q, frames, 32, &qfill, &events, &error);
+        EXPECT_GE(qfill, 0);
+        if (events & (AFXDP_EV_RX_WAKEUP_ERR)) {
+            ADD_FAILURE() << "RX wakeup: " << std::strerror(error);
+        }
+        if (all_events) {
+            *all_events |= events;
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (seq_of(frames[k].data, frames[k].len) >= 0) {
+                held->push_back(frames[k]);
+                got++;
+            } else {
+                afxdp_pool_put(pool, frames[k].data);
+            }
+        }
+        if (n == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+}
+
+// Log lines the library wrote during the test, "level|text".
+std::mutex log_mutex;
+std::vector<std::string> log_lines;
+
+void
+capture_log(afxdp_log_level level, const char *msg)
+{
+    static const char *const names[] = {"dbg", "info", "warn", "err"};
+    std::lock_guard<std::mutex> g(log_mutex);
+    log_lines.push_back(std::string(names[level]) + "|" + msg);
+}
+
+bool
+logged(const std::string &line)
+{
+    std::lock_guard<std::mutex> g(log_mutex);
+    for (const auto &l : log_lines) {
+        if (l == line) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A fresh veth pair for each test; skipped where that is impossible.
+class Veth : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        if (!net_.skip_reason().empty()) {
+            GTEST_SKIP() << net_.skip_reason();
+        }
+        {
+            std::lock_guard<std::mutex> g(log_mutex);
+            log_lines.clear();
+        }
+        afxdp_set_log_handler(capture_log, AFXDP_LOG_INFO);
+    }
+    void TearDown() override
+    {
+        afxdp_set_log_handler(nullptr, AFXDP_LOG_INFO);
+    }
+
+    VethNetns net_;   // Outlives every device the test opens.
+};
+
+// The same, once per mode and need_wakeup setting.
+struct ModeParam {
+    afxdp_xdp_mode mode;
+    bool need_wakeup;
+};
+
+std::string
+param_name(const ::testing::TestParamInfo<ModeParam> &info)
+{
+    std::string s = afxdp_mode_name(info.param.mode);
+    s += info.param.need_wakeup ? "_NeedWakeup" : "_NoNeedWakeup";
+    return s;
+}
+
+class VethMode : public Veth,
+                 public ::testing::WithParamInterface<ModeParam> {};
+
+}  // namespace
+
+// --- 1. Arguments -----------------------------------------------------------
+
+TEST(DevOpen, NonexistentInterfaceIsENODEV)
+{
+    afxdp_dev_config cfg = config("no-such-ut0", AFXDP_MODE_GENERIC);
+    afxdp_dev *d = reinterpret_cast<afxdp_dev *>(1);
+    char err[256] = "";
+    EXPECT_EQ(afxdp_dev_open(&cfg, &d, err, sizeof err), ENODEV);
+    EXPECT_EQ(d, nullptr);
+    EXPECT_NE(std::strstr(err, "no-such-ut0"), nullptr) << err;
+    EXPECT_NE(std::strstr(err, "no such network interface"), nullptr)
+        << err;
+}
+
+TEST(DevOpen, InvalidConfigurationIsEINVAL)
+{
+    afxdp_dev_config good = config("lo", AFXDP_MODE_GENERIC);
+    afxdp_dev_config bad[4] = {good, good, good, good};
+    bad[0].ifname = nullptr;
+    bad[1].n_queues = 0;
+    bad[2].n_queues = AFXDP_MAX_QUEUES + 1;
+    bad[3].mode = AFXDP_MODE_N;
+    for (const auto &cfg : bad) {
+        afxdp_dev *d = nullptr;
+        char err[256] = "";
+        EXPECT_EQ(afxdp_dev_open(&cfg, &d, err, sizeof err), EINVAL);
+        EXPECT_EQ(d, nullptr);
+        EXPECT_STRNE(err, "");
+    }
+}
+
+TEST(DevClose, AcceptsNull)
+{
+    afxdp_dev_close(nullptr);
+    EXPECT_EQ(afxdp_dev_queue(nullptr, 0), nullptr);
+}
+
+// --- 2. Info and attachment ------------------------------------------------
+
+TEST_P(VethMode, OpenReportsWhatIsInUseAndCloseDetaches)
+{
+    const ModeParam p = GetParam();
+    Dev dev = open_dev(config(net_.a(), p.mode, p.need_wakeup));
+    ASSERT_TRUE(dev);
+
+    afxdp_dev_info info;
+    afxdp_dev_get_info(dev.get(), &info);
+    EXPECT_EQ(info.mode_in_use, p.mode);
+    EXPECT_FALSE(info.zero_copy);
+    EXPECT_EQ(info.n_queues, 1u);
+    EXPECT_EQ(info.ring_size, 256u);
+    EXPECT_EQ(info.n_frames, 1024u);
+    EXPECT_EQ(info.need_wakeup_requested, p.need_wakeup);
+    EXPECT_EQ(info.need_wakeup_in_use,
+              p.need_wakeup && afxdp_need_wakeup_supported());
+    ASSERT_NE(info.need_wakeup_reason, nullptr);
+    if (!p.need_wakeup || afxdp_need_wakeup_supported()) {
+        EXPECT_STREQ(info.need_wakeup_reason, "");
+    }
+    EXPECT_NE(info.prog_id, 0u);
+    EXPECT_EQ(attached_prog_id(net_.a()), info.prog_id);
+    EXPECT_EQ(attached_prog_id(net_.b()), 0u);
+
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(afxdp_dev_queue(dev.get(), 1), nullptr);
+    EXPECT_GE(afxdp_queue_fd(q), 0);
+    ASSERT_NE(afxdp_queue_pool(q), nullptr);
+
+    // Open fills the fill ring completely and nothing else.
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.total, 1024u);
+    EXPECT_EQ(c.fill, 256u);
+    EXPECT_EQ(c.fill_ring, 256u);
+    EXPECT_EQ(c.free, 1024u - 256u);
+    EXPECT_EQ(c.tx + c.in_app + c.rx_ring, 0u);
+
+    dev.reset();
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+}
+
+TEST_F(Veth, BestEffortSettlesOnNative)
+{
+    // veth has native XDP but no zero-copy: the first choice is refused.
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_BEST_EFFORT));
+    ASSERT_TRUE(dev);
+    afxdp_dev_info info;
+    afxdp_dev_get_info(dev.get(), &info);
+    EXPECT_EQ(info.mode_in_use, AFXDP_MODE_NATIVE);
+    EXPECT_FALSE(info.zero_copy);
+    EXPECT_TRUE(logged(std::string("info|") + net_.a()
+                       + ": native XDP mode will be in use."));
+
+    // Only one program is attached, in driver mode.
+    LIBBPF_OPTS(bpf_xdp_query_opts, q);
+    ASSERT_EQ(bpf_xdp_query(int(if_nametoindex(net_.a())), 0, &q), 0);
+    EXPECT_EQ(q.attach_mode, XDP_ATTACHED_DRV);
+    EXPECT_EQ(q.drv_prog_id, info.prog_id);
+    EXPECT_EQ(q.skb_prog_id, 0u);
+
+    dev.reset();
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+}
+
+// --- 4. RX ------------------------------------------------------------------
+
+TEST_P(VethMode, ReceivesNumberedFramesInOrder)
+{
+    const ModeParam p = GetParam();
+    const uint32_t n = 100;
+    Dev dev = open_dev(config(net_.a(), p.mode, p.need_wakeup));
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(q);
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+
+    ASSERT_EQ(peer.send_frames(0, n), n);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, n, &held);
+
+    ASSERT_EQ(held.size(), n);
+    std::vector<uint32_t> indexes;
+    for (uint32_t i = 0; i < n; i++) {
+        const afxdp_rx_frame &f = held[i];
+        EXPECT_EQ(seq_of(f.data, f.len), int64_t(i)) << "out of order";
+        EXPECT_TRUE(is_frame(f.data, f.len, i));
+        EXPECT_LT(f.index, 1024u);
+        indexes.push_back(f.index);
+        // The caller's metadata for the frame is there and zeroed.
+        auto *meta = static_cast<uint8_t *>(
+            afxdp_pool_frame_meta(pool, f.index));
+        ASSERT_NE(meta, nullptr);
+        EXPECT_EQ(meta[0] | meta[31], 0);
+    }
+    std::sort(indexes.begin(), indexes.end());
+    EXPECT_EQ(std::unique(indexes.begin(), indexes.end()), indexes.end())
+        << "a frame was handed out twice";
+
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_GE(st.rx_packets, n);
+    EXPECT_EQ(st.rx_wakeup_errors, 0u);
+    if (!p.need_wakeup) {
+        EXPECT_EQ(st.rx_wakeups, 0u);
+    }
+    expect_frames_add_up(q, n);
+
+    // Back by an address inside each frame, half one by one, half at once.
+    for (uint32_t i = 0; i < n / 2; i++) {
+        afxdp_pool_put(pool, static_cast<uint8_t *>(held[i].data) + 3);
+    }
+    std::vector<const void *> rest;
+    for (uint32_t i = n / 2; i < n; i++) {
+        rest.push_back(held[i].data);
+    }
+    afxdp_pool_put_n(pool, rest.data(), rest.size());
+    expect_frames_add_up(q, 0);
+}
+
+// --- 5. TX ------------------------------------------------------------------
+
+TEST_P(VethMode, SendsNumberedFramesInOrder)
+{
+    const ModeParam p = GetParam();
+    const uint32_t n = 100;
+    Dev dev = open_dev(config(net_.a(), p.mode, p.need_wakeup));
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<afxdp_tx_packet> pkts;
+    for (uint32_t i = 0; i < n; i++) {
+        frames.push_back(make_frame(i));
+    }
+    for (const auto &f : frames) {
+        pkts.push_back({f.data(), uint32_t(f.size())});
+    }
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q, pkts.data(), n, &events, &error), 0u);
+    EXPECT_EQ(error, 0) << std::strerror(error);
+    EXPECT_EQ(events & (AFXDP_EV_TX_DROP | AFXDP_EV_TX_KICK_ERR), 0u);
+
+    std::vector<uint32_t> seqs = peer.receive_frames(n);
+    ASSERT_EQ(seqs.size(), n);
+    for (uint32_t i = 0; i < n; i++) {
+        EXPECT_EQ(seqs[i], i) << "out of order";
+    }
+
+    // A send of nothing reaps what the kernel completed.
+    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.tx_packets, n);
+    EXPECT_GT(st.tx_kicks, 0u);
+    EXPECT_EQ(st.tx_kick_errors, 0u);
+    EXPECT_EQ(st.tx_completions, n);
+    EXPECT_EQ(st.tx_dropped_ring_full + st.tx_dropped_no_frames
+              + st.tx_dropped_too_long, 0u);
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.tx, 0u);
+    expect_frames_add_up(q, 0);
+}
+
+TEST_F(Veth, SendDropsWhatDoesNotFitInAFrame)
+{
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+
+    std::vector<uint8_t> big(AFXDP_FRAME_SIZE);
+    std::vector<uint8_t> f0 = make_frame(0), f1 = make_frame(1);
+    afxdp_tx_packet pkts[3] = {{f0.data(), uint32_t(f0.size())},
+                               {big.data(), uint32_t(big.size())},
+                               {f1.data(), uint32_t(f1.size())}};
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q, pkts, 3, &events, &error), 1u);
+    EXPECT_TRUE(events & AFXDP_EV_TX_DROP);
+
+    std::vector<uint32_t> seqs = peer.receive_frames(2);
+    EXPECT_EQ(seqs, (std::vector<uint32_t>{0, 1}));
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.tx_dropped_too_long, 1u);
+    EXPECT_EQ(st.tx_packets, 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, VethMode,
+    ::testing::Values(ModeParam{AFXDP_MODE_GENERIC, true},
+                      ModeParam{AFXDP_MODE_GENERIC, false},
+                      ModeParam{AFXDP_MODE_NATIVE, true},
+                      ModeParam{AFXDP_MODE_NATIVE, false}),
+    param_name);
+
+// --- 6. XDP_STATISTICS -------------------------------------------------------
+
+TEST_F(Veth, XdpStatisticsHasSixCounters)
+{
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    ASSERT_TRUE(dev);
+    afxdp_xdp_stats xs;
+    std::memset(&xs, 0xff, sizeof xs);
+    ASSERT_EQ(afxdp_queue_get_xdp_stats(afxdp_dev_queue(dev.get(), 0), &xs),
+              0);
+    EXPECT_EQ(xs.n_valid, 6u);
+    EXPECT_EQ(xs.rx_dropped + xs.rx_invalid_descs + xs.tx_invalid_descs
+              + xs.rx_ring_full + xs.rx_fill_ring_empty_descs, 0u);
+}
+
+TEST_F(Veth, EmptyFillRingIsCountedByKernelAndQueue)
+{
+    // 64 frames, all in the fill ring.  Holding every received frame
+    // leaves nothing to refill with, so the kernel must drop the rest.
+    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
+    cfg.ring_size = 64;
+    cfg.n_frames = 64;
+    Dev dev = open_dev(cfg);
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(q);
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+
+    ASSERT_EQ(peer.send_frames(0, 100), 100u);
+    std::vector<afxdp_rx_frame> held;
+    unsigned events = 0;
+    receive(q, 64, &held, &events);
+    ASSERT_EQ(held.size(), 64u);
+    for (uint32_t i = 0; i < 64; i++) {
+        EXPECT_EQ(seq_of(held[i].data, held[i].len), int64_t(i));
+    }
+    // One more call finds the pool empty.
+    afxdp_rx_frame extra[32];
+    int qfill, error;
+    EXPECT_EQ(afxdp_queue_recv(q, extra, 32, &qfill, &events, &error), 0u);
+    EXPECT_TRUE(events & AFXDP_EV_FILL_SHORT);
+
+    afxdp_xdp_stats xs;
+    ASSERT_EQ(afxdp_queue_get_xdp_stats(q, &xs), 0);
+    EXPECT_EQ(xs.rx_dropped, 36u);
+    EXPECT_EQ(xs.rx_fill_ring_empty_descs, 36u);
+    EXPECT_EQ(xs.rx_invalid_descs + xs.tx_invalid_descs + xs.rx_ring_full,
+              0u);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_GT(st.fill_no_frames, 0u);
+    EXPECT_GT(st.fill_ring_empty, 0u);
+    expect_frames_add_up(q, 64);
+
+    // With the frames back, reception resumes where the sender is now.
+    for (const auto &f : held) {
+        afxdp_pool_put(pool, f.data);
+    }
+    held.clear();
+    ASSERT_EQ(peer.send_frames(1000, 10), 10u);
+    receive(q, 10, &held);
+    ASSERT_EQ(held.size(), 10u);
+    EXPECT_EQ(seq_of(held[0].data, held[0].len), 1000);
+    for (const auto &f : held) {
+        afxdp_pool_put(pool, f.data);
+    }
+    expect_frames_add_up(q, 0);
+}
+
+// --- 7. Frames held across close ---------------------------------------------
+
+TEST_F(Veth, FramesHeldAcrossCloseStayValid)
+{
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(q);
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+
+    ASSERT_EQ(peer.send_frames(0, 10), 10u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 10, &held);
+    ASSERT_EQ(held.size(), 10u);
+
+    dev.reset();
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+    // The UMEM outlives the socket while the caller holds frames.
+    for (uint32_t i = 0; i < 10; i++) {
+        EXPECT_TRUE(is_frame(held[i].data, held[i].len, i));
+        afxdp_pool_put(pool, held[i].data);   // The last one frees it.
+    }
+}
+
+// --- 8. Leaving the interface clean --------------------------------------------
+
+TEST_F(Veth, FailedOpenLeavesNoProgram)
+{
+    // A veth has one RX queue by default: queue 1 cannot be bound.
+    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
+    cfg.n_queues = 2;
+    afxdp_dev *d = nullptr;
+    char err[512] = "";
+    EXPECT_NE(afxdp_dev_open(&cfg, &d, err, sizeof err), 0);
+    EXPECT_EQ(d, nullptr);
+    EXPECT_NE(std::strstr(err, net_.a()), nullptr) << err;
+    EXPECT_NE(std::strstr(err, "queue 1"), nullptr) << err;
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+
+    // Best-effort tries every mode and still leaves nothing behind.
+    cfg.mode = AFXDP_MODE_BEST_EFFORT;
+    EXPECT_NE(afxdp_dev_open(&cfg, &d, err, sizeof err), 0);
+    EXPECT_NE(std::strstr(err, "no XDP mode works"), nullptr) << err;
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+}
+
+TEST_F(Veth, StaleProgramOfOursIsRemoved)
+{
+    EXPECT_EQ(afxdp_remove_stale_program(net_.a()), ENOENT);
+    EXPECT_EQ(afxdp_remove_stale_program("no-such-ut0"), ENODEV);
+
+    // A child opens the device and dies without closing it.  Attachments
+    // made through netlink outlive their process.
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
+        afxdp_dev *d = nullptr;
+        char err[256];
+        _exit(afxdp_dev_open(&cfg, &d, err, sizeof err) ? 1 : 0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    uint32_t stale = attached_prog_id(net_.a());
+    ASSERT_NE(stale, 0u);
+
+    // Opening again replaces it, and says so.
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    ASSERT_TRUE(dev);
+    afxdp_dev_info info;
+    afxdp_dev_get_info(dev.get(), &info);
+    EXPECT_NE(info.prog_id, stale);
+    EXPECT_EQ(attached_prog_id(net_.a()), info.prog_id);
+    EXPECT_TRUE(logged("info|" + std::string(net_.a())
+                       + ": removing XDP program " + std::to_string(stale)
+                       + " left by an earlier ovs-vswitchd"));
+
+    // And afxdp_remove_stale_program cleans up after a crash, once.
+    dev.reset();
+    pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_NATIVE);
+        afxdp_dev *d = nullptr;
+        char err[256];
+        _exit(afxdp_dev_open(&cfg, &d, err, sizeof err) ? 1 : 0);
+    }
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_NE(attached_prog_id(net_.a()), 0u);
+    EXPECT_EQ(afxdp_remove_stale_program(net_.a()), 0);
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+    EXPECT_EQ(afxdp_remove_stale_program(net_.a()), ENOENT);
+}
+
+TEST_F(Veth, SomeoneElsesProgramIsLeftAlone)
+{
+    // "return XDP_PASS", under a name that is not ours.
+    const bpf_insn insns[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    int prog = bpf_prog_load(BPF_PROG_TYPE_XDP, "not_ovs", "GPL", insns, 2,
+                             nullptr);
+    ASSERT_GE(prog, 0) << std::strerror(-prog);
+    int ifindex = int(if_nametoindex(net_.a()));
+    ASSERT_EQ(bpf_xdp_attach(ifindex, prog, XDP_FLAGS_SKB_MODE, nullptr), 0);
+    uint32_t theirs = attached_prog_id(net_.a());
+    ASSERT_NE(theirs, 0u);
+
+    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
+    afxdp_dev *d = nullptr;
+    char err[512] = "";
+    EXPECT_EQ(afxdp_dev_open(&cfg, &d, err, sizeof err), EBUSY);
+    EXPECT_EQ(d, nullptr);
+    EXPECT_NE(std::strstr(err, "'not_ovs'"), nullptr) << err;
+    EXPECT_NE(std::strstr(err, "not replacing"), nullptr) << err;
+    EXPECT_EQ(afxdp_remove_stale_program(net_.a()), ENOENT);
+    EXPECT_EQ(attached_prog_id(net_.a()), theirs);
+
+    bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, nullptr);
+    close(prog);
+}
