@@ -499,13 +499,22 @@ netdev_afxdp_rxq_destruct(struct netdev_rxq *rxq OVS_UNUSED)
 }
 
 int
-netdev_afxdp_verify_mtu_size(const struct netdev *netdev OVS_UNUSED, int mtu)
+netdev_afxdp_verify_mtu_size(const struct netdev *netdev, int mtu)
 {
     /* A frame holds the XDP headroom, our headroom and the packet with a
      * VLAN header; generic mode checks none of this, so we do. */
-    return mtu > (AFXDP_FRAME_SIZE - AFXDP_FRAME_HEADROOM
-                  - AFXDP_XDP_HEADROOM - VLAN_ETH_HEADER_LEN)
-           ? EINVAL : 0;
+    int max_mtu = (AFXDP_FRAME_SIZE - AFXDP_FRAME_HEADROOM
+                   - AFXDP_XDP_HEADROOM - VLAN_ETH_HEADER_LEN);
+
+    if (mtu > max_mtu) {
+        /* Say why: OVS itself only reports EINVAL. */
+        VLOG_WARN_RL(&rl, "%s: MTU %d is above the AF_XDP limit of %d "
+                     "(one %d-byte UMEM frame per packet).",
+                     netdev_get_name(netdev), mtu, max_mtu,
+                     AFXDP_FRAME_SIZE);
+        return EINVAL;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */

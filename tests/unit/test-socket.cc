@@ -25,6 +25,7 @@
 //      program of ours left by a dead process is removed; anyone else's
 //      program is left alone and named in the error.
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -648,6 +649,14 @@ TEST_F(Veth, EmptyFillRingIsCountedByKernelAndQueue)
     held.clear();
     ASSERT_EQ(peer.send_frames(1000, 10), 10u);
     receive(q, 10, &held);
+    {
+        afxdp_xdp_stats x2; afxdp_queue_get_xdp_stats(q, &x2);
+        afxdp_frame_counts c; afxdp_queue_get_frames(q, &c);
+        afxdp_queue_stats s2; afxdp_queue_get_stats(q, &s2);
+        fprintf(stderr, "DBG xdp drop %lu fre %lu rxfull %lu; free %u fill %u fillring %u rxring %u inapp %u; rx %lu wake %lu fe %lu fnf %lu\n",
+            x2.rx_dropped, x2.rx_fill_ring_empty_descs, x2.rx_ring_full, c.free, c.fill, c.fill_ring, c.rx_ring, c.in_app,
+            s2.rx_packets, s2.rx_wakeups, s2.fill_ring_empty, s2.fill_no_frames);
+    }
     ASSERT_EQ(held.size(), 10u);
     EXPECT_EQ(seq_of(held[0].data, held[0].len), 1000);
     for (const auto &f : held) {
