@@ -160,10 +160,12 @@ TEST(Pool, GetHandsOutFrameZeroFirstAndEachFrameOnce)
     ASSERT_TRUE(pool);
     uint32_t out[32];
 
-    ASSERT_EQ(pool->get(3, out), 3u);
+    ASSERT_EQ(pool->get(1, out), 1u);
     EXPECT_EQ(out[0], 0u);
-    EXPECT_EQ(out[1], 1u);
-    EXPECT_EQ(out[2], 2u);
+    // A batch holds the next frames, the lowest last (stack order).
+    ASSERT_EQ(pool->get(2, out + 1), 2u);
+    EXPECT_EQ(out[1], 2u);
+    EXPECT_EQ(out[2], 1u);
     EXPECT_EQ(pool->free_count(), 13u);
 
     // Asking for more than is left gives what is left.

@@ -16,13 +16,17 @@
 //   4. RX: 100 numbered frames sent into B arrive on A's socket complete,
 //      in order, and every frame is back in the pool after the puts.
 //   5. TX: 100 numbered frames sent on A arrive at B complete and in
-//      order; the queue counts packets, kicks and completions.
+//      order; the queue counts packets, kicks and completions.  Packets
+//      too long for a frame, and packets that find the TX ring full (peer
+//      down), are dropped and counted, and no frame is lost.
 //   6. XDP_STATISTICS has all six counters, and a fill ring left empty on
 //      purpose shows up in rx_dropped and rx_fill_ring_empty_descs as well
 //      as in our own fill_no_frames.
 //   7. Frames the caller holds stay valid after close, until put back.
-//   8. A failed open (queue 1 on a one-queue veth) leaves no program; a
-//      program of ours left by a dead process is removed; anyone else's
+//   8. A failed open (queue 1 on a one-queue veth, a ring size that is
+//      not a power of two) leaves no program; close and open again works
+//      (after EBUSY retries: see DISABLED_ReopenRightAfterCloseNeedsNoRetry);
+//      a program of ours left by a dead process is removed; anyone else's
 //      program is left alone and named in the error.
 
 #include <algorithm>
@@ -31,6 +35,7 @@
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
@@ -218,6 +223,34 @@ open_dev(const afxdp_dev_config &cfg)
     int r = afxdp_dev_open(&cfg, &d, err, sizeof err);
     EXPECT_EQ(r, 0) << cfg.ifname << " in " << afxdp_mode_name(cfg.mode)
                     << ": " << std::strerror(r) << ": " << err;
+    return Dev(d);
+}
+
+// Opens 'cfg' on an interface where a socket was just closed.  The kernel
+// frees a closed AF_XDP socket's hold on its queue only after an RCU grace
+// period and a work item, so for a few milliseconds binding the queue
+// again fails with EBUSY; retry for up to 1 s.  '*n_busy' gets how many
+// attempts failed that way.
+Dev
+open_dev_after_close(const afxdp_dev_config &cfg, int *n_busy = nullptr)
+{
+    afxdp_dev *d = nullptr;
+    char err[512] = "";
+    int r = EBUSY;
+    int busy = 0;
+    for (; busy < 500; busy++) {
+        r = afxdp_dev_open(&cfg, &d, err, sizeof err);
+        if (r != EBUSY) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_EQ(r, 0) << cfg.ifname << " in " << afxdp_mode_name(cfg.mode)
+                    << " after " << busy << " EBUSY: "
+                    << std::strerror(r) << ": " << err;
+    if (n_busy) {
+        *n_busy = busy;
+    }
     return Dev(d);
 }
 
@@ -587,6 +620,62 @@ INSTANTIATE_TEST_SUITE_P(
                       ModeParam{AFXDP_MODE_NATIVE, false}),
     param_name);
 
+TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
+{
+    // With the peer down the kernel cannot drain the TX ring, so a burst
+    // larger than the ring must drop the rest, say so, and lose no frame.
+    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
+    cfg.ring_size = 64;
+    Dev dev = open_dev(cfg);
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
+                                 + " link set " + net_.b() + " down"), "");
+
+    const uint32_t n = 300;
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<afxdp_tx_packet> pkts;
+    for (uint32_t i = 0; i < n; i++) {
+        frames.push_back(make_frame(i));
+    }
+    for (const auto &f : frames) {
+        pkts.push_back({f.data(), uint32_t(f.size())});
+    }
+    unsigned events = 0;
+    int error = 0;
+    size_t dropped = afxdp_queue_send(q, pkts.data(), n, &events, &error);
+    EXPECT_GT(dropped, 0u);
+    EXPECT_TRUE(events & AFXDP_EV_TX_RING_FULL);
+    EXPECT_TRUE(events & AFXDP_EV_TX_DROP);
+
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.tx_dropped_ring_full, dropped);
+    EXPECT_EQ(st.tx_dropped_no_frames + st.tx_dropped_too_long, 0u);
+    EXPECT_EQ(st.tx_packets + dropped, n);
+    EXPECT_GT(st.tx_ring_full, 0u);
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_GT(c.tx, 0u);
+    EXPECT_LE(c.tx, 64u);
+    expect_frames_add_up(q, 0);
+
+    // Once the peer is back, the next send drains the ring.
+    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
+                                 + " link set " + net_.b() + " up"), "");
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    afxdp_tx_packet last = {frames[0].data(), uint32_t(frames[0].size())};
+    EXPECT_EQ(afxdp_queue_send(q, &last, 1, &events, &error), 0u);
+    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.tx_completions, st.tx_packets);
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.tx, 0u);
+    expect_frames_add_up(q, 0);
+    EXPECT_FALSE(peer.receive_frames(1).empty());
+}
+
 // --- 6. XDP_STATISTICS -------------------------------------------------------
 
 TEST_F(Veth, XdpStatisticsHasSixCounters)
@@ -642,21 +731,18 @@ TEST_F(Veth, EmptyFillRingIsCountedByKernelAndQueue)
     EXPECT_GT(st.fill_ring_empty, 0u);
     expect_frames_add_up(q, 64);
 
-    // With the frames back, reception resumes where the sender is now.
+    // Putting the frames back does not refill the fill ring; the next
+    // receive call does, and reception resumes where the sender is now.
     for (const auto &f : held) {
         afxdp_pool_put(pool, f.data);
     }
     held.clear();
+    EXPECT_EQ(afxdp_queue_recv(q, extra, 32, &qfill, &events, &error), 0u);
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.fill_ring, 64u);
     ASSERT_EQ(peer.send_frames(1000, 10), 10u);
     receive(q, 10, &held);
-    {
-        afxdp_xdp_stats x2; afxdp_queue_get_xdp_stats(q, &x2);
-        afxdp_frame_counts c; afxdp_queue_get_frames(q, &c);
-        afxdp_queue_stats s2; afxdp_queue_get_stats(q, &s2);
-        fprintf(stderr, "DBG xdp drop %lu fre %lu rxfull %lu; free %u fill %u fillring %u rxring %u inapp %u; rx %lu wake %lu fe %lu fnf %lu\n",
-            x2.rx_dropped, x2.rx_fill_ring_empty_descs, x2.rx_ring_full, c.free, c.fill, c.fill_ring, c.rx_ring, c.in_app,
-            s2.rx_packets, s2.rx_wakeups, s2.fill_ring_empty, s2.fill_no_frames);
-    }
     ASSERT_EQ(held.size(), 10u);
     EXPECT_EQ(seq_of(held[0].data, held[0].len), 1000);
     for (const auto &f : held) {
@@ -712,6 +798,53 @@ TEST_F(Veth, FailedOpenLeavesNoProgram)
     EXPECT_EQ(attached_prog_id(net_.a()), 0u);
 }
 
+TEST_F(Veth, RingSizeMustBeAPowerOfTwo)
+{
+    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
+    cfg.ring_size = 100;
+    afxdp_dev *d = nullptr;
+    char err[512] = "";
+    EXPECT_EQ(afxdp_dev_open(&cfg, &d, err, sizeof err), EINVAL);
+    EXPECT_EQ(d, nullptr);
+    EXPECT_NE(std::strstr(err, net_.a()), nullptr) << err;
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+}
+
+TEST_F(Veth, ReopenAfterCloseWorks)
+{
+    // What OVS's reconfigure does: close, then open again at once, in
+    // another mode.  See open_dev_after_close() for why it may take a
+    // few EBUSY retries; DISABLED_ReopenRightAfterCloseNeedsNoRetry
+    // below is the stricter contract.
+    const afxdp_xdp_mode modes[] = {AFXDP_MODE_GENERIC, AFXDP_MODE_NATIVE,
+                                    AFXDP_MODE_GENERIC};
+    for (afxdp_xdp_mode m : modes) {
+        int busy = 0;
+        Dev dev = open_dev_after_close(config(net_.a(), m), &busy);
+        ASSERT_TRUE(dev);
+        afxdp_dev_info info;
+        afxdp_dev_get_info(dev.get(), &info);
+        EXPECT_EQ(info.mode_in_use, m);
+        EXPECT_EQ(attached_prog_id(net_.a()), info.prog_id);
+        if (busy) {
+            std::printf("note: %s open took %d EBUSY retries\n",
+                        afxdp_mode_name(m), busy);
+        }
+    }
+    EXPECT_EQ(attached_prog_id(net_.a()), 0u);
+}
+
+TEST_F(Veth, DISABLED_ReopenRightAfterCloseNeedsNoRetry)
+{
+    // afxdp_dev_close() returns before the kernel has released the
+    // queue, so an immediate afxdp_dev_open() of the same interface
+    // usually fails with EBUSY.  Enable once open (or close) handles it.
+    for (int i = 0; i < 5; i++) {
+        Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+        ASSERT_TRUE(dev) << "attempt " << i;
+    }
+}
+
 TEST_F(Veth, StaleProgramOfOursIsRemoved)
 {
     EXPECT_EQ(afxdp_remove_stale_program(net_.a()), ENOENT);
@@ -734,7 +867,7 @@ TEST_F(Veth, StaleProgramOfOursIsRemoved)
     ASSERT_NE(stale, 0u);
 
     // Opening again replaces it, and says so.
-    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    Dev dev = open_dev_after_close(config(net_.a(), AFXDP_MODE_GENERIC));
     ASSERT_TRUE(dev);
     afxdp_dev_info info;
     afxdp_dev_get_info(dev.get(), &info);
@@ -749,10 +882,8 @@ TEST_F(Veth, StaleProgramOfOursIsRemoved)
     pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_NATIVE);
-        afxdp_dev *d = nullptr;
-        char err[256];
-        _exit(afxdp_dev_open(&cfg, &d, err, sizeof err) ? 1 : 0);
+        Dev d = open_dev_after_close(config(net_.a(), AFXDP_MODE_NATIVE));
+        _exit(d ? 0 : 1);   // Without closing it.
     }
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
