@@ -752,9 +752,14 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
         struct afxdp_queue_stats qs;
         struct afxdp_xdp_stats xs;
 
+        bool fill_wakeup, tx_wakeup;
+
         afxdp_queue_get_frames(q, &f);
         afxdp_queue_get_stats(q, &qs);
+        afxdp_queue_get_wakeup_flags(q, &fill_wakeup, &tx_wakeup);
         ds_put_format(s, "  queue %u:\n", i);
+        ds_put_format(s, "    needs wakeup now: fill ring %s, tx ring %s\n",
+                      fill_wakeup ? "yes" : "no", tx_wakeup ? "yes" : "no");
         ds_put_format(s, "    frames: total %"PRIu32", free %"PRIu32
                       ", fill ring %"PRIu32", rx ring %"PRIu32
                       ", tx/completion %"PRIu32", in OVS %"PRIu32"\n",
@@ -792,6 +797,10 @@ afxdp_unixctl_show(struct unixctl_conn *conn, int argc, const char *argv[],
         }
         found = true;
         afxdp_show_port(&s, port);
+    }
+    if (argc < 2) {
+        ds_put_format(&s, "closed UMEMs waiting for frames held by OVS: %u\n",
+                      afxdp_retired_pools());
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 

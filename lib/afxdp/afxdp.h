@@ -99,15 +99,19 @@ struct afxdp_dev_config {
     enum afxdp_xdp_mode mode;     /* Requested XDP mode. */
     bool use_need_wakeup;     /* Request XDP_USE_NEED_WAKEUP. */
     int numa_node;            /* Where UMEM memory goes; -1: anywhere. */
-    unsigned ring_size;       /* Slots per ring; 0: default. */
-    unsigned n_frames;        /* UMEM frames per queue; 0: default. */
+    unsigned ring_size;       /* Slots per ring, a power of two; 0:
+                               * default. */
+    unsigned n_frames;        /* UMEM frames per queue, at least twice
+                               * ring_size; 0: default. */
     size_t frame_meta_size;   /* Caller's per-frame metadata bytes. */
 };
 
 /* Opens 'cfg->ifname': attaches our XDP program in the requested mode (or
  * the first that works, for best-effort), creates one socket per queue and
  * fills each fill ring.  On failure returns a positive errno, writes why
- * into 'err' and leaves the interface as it found it. */
+ * into 'err' and leaves the interface as it found it.  An interface is
+ * open at most once per process (EBUSY).  May wait up to 200 ms for a
+ * queue that a socket closed just before still holds. */
 int afxdp_dev_open(const struct afxdp_dev_config *cfg, struct afxdp_dev **,
                    char *err, size_t errlen) AFXDP_NOEXCEPT;
 
@@ -218,6 +222,8 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     AFXDP_STAT(fill_no_frames)                                              \
     /* Packets queued on the TX ring. */                                    \
     AFXDP_STAT(tx_packets)                                                  \
+    /* afxdp_queue_send() calls that queued at least one packet. */         \
+    AFXDP_STAT(tx_batches)                                                  \
     /* sendto() calls made to kick TX. */                                   \
     AFXDP_STAT(tx_kicks)                                                    \
     /* Kicks not made because need_wakeup was in use and the TX ring's      \
@@ -277,6 +283,16 @@ struct afxdp_frame_counts {
 };
 void afxdp_queue_get_frames(struct afxdp_queue *, struct afxdp_frame_counts *)
     AFXDP_NOEXCEPT;
+
+/* The need_wakeup flags the kernel has set right now in the fill ring and
+ * the TX ring (both true when need_wakeup is not in use: every call then
+ * needs a syscall). */
+void afxdp_queue_get_wakeup_flags(struct afxdp_queue *, bool *fill,
+                                  bool *tx) AFXDP_NOEXCEPT;
+
+/* UMEMs of closed queues still waiting for frames OVS holds.  Zero once
+ * traffic has stopped: anything else is a leaked frame. */
+unsigned afxdp_retired_pools(void) AFXDP_NOEXCEPT;
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -119,3 +119,16 @@ afxdp_queue_get_frames(struct afxdp_queue *q,
 {
     q->frame_counts(counts);
 }
+
+extern "C" void
+afxdp_queue_get_wakeup_flags(struct afxdp_queue *q, bool *fill,
+                             bool *tx) noexcept
+{
+    q->wakeup_flags(fill, tx);
+}
+
+extern "C" unsigned
+afxdp_retired_pools(void) noexcept
+{
+    return afxdp_pool::retired_count();
+}

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <linux/capability.h>
+#include <mutex>
 #include <net/if.h>
 #include <new>
 #include <sys/resource.h>
@@ -67,7 +68,41 @@ ensure_memlock(size_t bytes) noexcept
     }
 }
 
+// Interfaces open in this process.  A handful at most: a plain array.
+std::mutex claims_mutex;
+int claims[256];
+
 }  // namespace
+
+bool
+afxdp_dev::Claim::take(int ifindex) noexcept
+{
+    std::lock_guard<std::mutex> g(claims_mutex);
+    int *free_slot = nullptr;
+    for (int &c : claims) {
+        if (c == ifindex) {
+            return false;
+        }
+        if (!c && !free_slot) {
+            free_slot = &c;
+        }
+    }
+    if (!free_slot) {
+        return false;
+    }
+    *free_slot = ifindex_ = ifindex;
+    return true;
+}
+
+afxdp_dev::Claim::~Claim()
+{
+    std::lock_guard<std::mutex> g(claims_mutex);
+    for (int &c : claims) {
+        if (ifindex_ && c == ifindex_) {
+            c = 0;
+        }
+    }
+}
 
 const char *
 afxdp_mode_name_of(afxdp_xdp_mode m) noexcept
@@ -141,9 +176,22 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
                       cfg.ifname, std::strerror(e));
         return R::failure(-e);
     }
+    if (!d->claim_.take(d->ifindex_)) {
+        std::snprintf(err, errlen, "%s: already opened for AF_XDP by "
+                      "another port of this process", cfg.ifname);
+        return R::failure(-EBUSY);
+    }
     d->n_queues_ = cfg.n_queues;
     d->ring_size_ = cfg.ring_size ? cfg.ring_size : AFXDP_DEFAULT_RING_SIZE;
     d->n_frames_ = cfg.n_frames ? cfg.n_frames : AFXDP_DEFAULT_FRAMES;
+    if (d->ring_size_ & (d->ring_size_ - 1)
+        || d->n_frames_ < 2 * d->ring_size_) {
+        // The fill ring alone may hold ring_size frames; TX needs its own.
+        std::snprintf(err, errlen, "%s: ring size %u must be a power of two "
+                      "and UMEM frames (%u) at least twice the ring size",
+                      cfg.ifname, d->ring_size_, d->n_frames_);
+        return R::failure(-EINVAL);
+    }
     d->need_wakeup_requested_ = cfg.use_need_wakeup;
     ensure_memlock(size_t(d->n_frames_) * afxdp::kFrameSize * cfg.n_queues);
 
@@ -200,7 +248,9 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->need_wakeup_in_use = n_queues_ && queues_[0]->need_wakeup_in_use();
     out->need_wakeup_reason = n_queues_ ? queues_[0]->need_wakeup_reason()
                                         : "";
-    if (!need_wakeup_requested_) {
+    if (!afxdp::compat::kNeedWakeupBuilt) {
+        out->need_wakeup_reason = "built without need_wakeup support";
+    } else if (!need_wakeup_requested_) {
         out->need_wakeup_reason = "";
     }
     out->n_queues = n_queues_;

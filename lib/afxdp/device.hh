@@ -24,12 +24,28 @@ public:
 private:
     afxdp_dev() = default;
 
+    // An interface is open at most once per process: a second port on it
+    // would steal the first one's XDP program.  Released on destruction,
+    // after the program is detached.
+    class Claim {
+    public:
+        Claim() = default;
+        Claim(const Claim &) = delete;
+        Claim &operator=(const Claim &) = delete;
+        ~Claim();
+        bool take(int ifindex) noexcept;   // False if already taken.
+
+    private:
+        int ifindex_ = 0;
+    };
+
     // Tries one mode: attach, then every queue.  Fills 'why' on failure.
     int try_mode(const afxdp_dev_config &, afxdp_xdp_mode, char *why,
                  size_t whylen) noexcept;
 
     // Destroyed bottom-up: the queues (sockets) first, then the
-    // attachment, then the program.
+    // attachment, then the program, then the claim on the interface.
+    Claim claim_;
     afxdp::XskProgram prog_;
     afxdp::XdpAttachment attachment_;
     std::unique_ptr<afxdp_queue> queues_[AFXDP_MAX_QUEUES];

@@ -83,6 +83,16 @@ FrameStack::push(const uint32_t *frames, uint32_t n) noexcept
 
 using afxdp::Result;
 
+namespace {
+std::atomic<unsigned> n_retired{0};   // Retired pools not yet freed.
+}
+
+unsigned
+afxdp_pool::retired_count() noexcept
+{
+    return n_retired.load(std::memory_order_relaxed);
+}
+
 Result<std::unique_ptr<afxdp_pool>>
 afxdp_pool::create(uint32_t n_frames, size_t meta_size, int numa_node) noexcept
 {
@@ -161,6 +171,7 @@ afxdp_pool::put_from_app(const void *const *data, size_t n) noexcept
         n -= k;
     }
     if (last) {
+        n_retired.fetch_sub(1, std::memory_order_relaxed);
         delete this;
     }
 }
@@ -174,6 +185,10 @@ afxdp_pool::retire(afxdp_pool *p) noexcept
     p->lock_.lock();
     p->retired_ = true;
     bool unused = p->in_app() == 0;
+    if (!unused) {
+        // Counted under the lock, so the last put cannot uncount it first.
+        n_retired.fetch_add(1, std::memory_order_relaxed);
+    }
     p->lock_.unlock();
     if (unused) {
         delete p;

@@ -131,6 +131,9 @@ public:
     // frees now if the caller holds no frame, else on the last put.
     static void retire(afxdp_pool *) noexcept;
 
+    // Pools retired and not yet freed, process-wide.
+    static unsigned retired_count() noexcept;
+
 private:
     afxdp_pool() = default;
 

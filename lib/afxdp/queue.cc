@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "log.hh"
 
@@ -28,6 +29,10 @@ constexpr uint32_t kKernelTxBatch = 16;
 constexpr int kTxReserveTries = 4;
 // Packets handled per internal burst.
 constexpr uint32_t kBurst = 32;
+// How long a socket waits for its queue to be released by a socket that
+// was just closed: 100 tries of 2 ms.
+constexpr int kBusyRetries = 100;
+constexpr useconds_t kBusyRetryUsec = 2000;
 
 RingMemory
 ring_memory(xsk_ring_prod &r) noexcept
@@ -121,9 +126,19 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen) noexcept
     bool want_nw = cfg.use_need_wakeup && compat::kNeedWakeupBuilt;
     uint16_t flags = cfg.bind_flags
                      | (want_nw ? compat::kBindNeedWakeup : 0);
-    int err = build(q.get(), cfg, flags, &q->lib_fill_, &q->lib_comp_,
+    int err;
+    for (int tries = 0;; tries++) {
+        err = build(q.get(), cfg, flags, &q->lib_fill_, &q->lib_comp_,
                     &q->lib_rx_, &q->lib_tx_, &q->umem_, &q->xsk_, why,
                     whylen);
+        // A socket closed a moment ago still holds the queue until an RCU
+        // grace period and a work item have run (10-20 ms here): a
+        // reconfigure that closes and reopens must wait for it.
+        if (err != -EBUSY || tries >= kBusyRetries) {
+            break;
+        }
+        usleep(kBusyRetryUsec);
+    }
     if (err == -EINVAL && want_nw) {
         // A kernel without need_wakeup rejects the unknown bind flag with
         // EINVAL.  The port must still come up: bind without it.
@@ -169,9 +184,9 @@ afxdp_queue::refill(unsigned *events) noexcept
     if (room < kRefillMin) {
         return;
     }
-    if (room == fill_.size() && in_kernel_rx_ != 0) {
-        // Everything we gave the kernel is in the RX ring or consumed: it
-        // has nothing left to receive into.
+    if (room == fill_.size() && filled_) {
+        // The kernel has taken every frame we gave it: it has nothing left
+        // to receive into.
         stats_.fill_ring_empty++;
         *events |= AFXDP_EV_FILL_EMPTY;
     }
@@ -188,6 +203,7 @@ afxdp_queue::refill(unsigned *events) noexcept
     }
     fill_.submit();
     in_kernel_rx_ += n;
+    filled_ = true;
 }
 
 void
@@ -368,7 +384,10 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
     tx_.submit();
     in_kernel_tx_ += slots;
     stats_.tx_packets += slots;
-    kick_tx(events, error);
+    stats_.tx_batches += slots > 0;
+    if (tx_.pending()) {
+        kick_tx(events, error);
+    }
     if (dropped) {
         *events |= AFXDP_EV_TX_DROP;
     }
@@ -435,4 +454,11 @@ afxdp_queue::frame_counts(afxdp_frame_counts *c) noexcept
     c->in_app = pool_->in_app();
     c->rx_ring = rx_.backlog();
     c->fill_ring = c->fill - c->rx_ring;
+}
+
+void
+afxdp_queue::wakeup_flags(bool *fill, bool *tx) const noexcept
+{
+    *fill = !need_wakeup_ || fill_.needs_wakeup(compat::kRingNeedWakeup);
+    *tx = !need_wakeup_ || tx_.needs_wakeup(compat::kRingNeedWakeup);
 }

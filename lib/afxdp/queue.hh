@@ -61,6 +61,7 @@ public:
     const afxdp_queue_stats &stats() const noexcept { return stats_; }
     int xdp_stats(afxdp_xdp_stats *) const noexcept;
     void frame_counts(afxdp_frame_counts *) noexcept;
+    void wakeup_flags(bool *fill, bool *tx) const noexcept;
 
 private:
     afxdp_queue() = default;
@@ -93,6 +94,7 @@ private:
     bool need_wakeup_ = false;       // XDP_USE_NEED_WAKEUP bound.
     bool zero_copy_mode_ = false;    // Mode asked for zero-copy.
     char nw_reason_[96] = "";        // Why need_wakeup is off, if asked.
+    bool filled_ = false;            // The fill ring was filled once.
     uint32_t in_kernel_rx_ = 0;      // Frames in the fill or RX ring.
     uint32_t in_kernel_tx_ = 0;      // Frames in the TX or completion ring.
     afxdp_queue_stats stats_{};

@@ -74,10 +74,13 @@ public:
         __atomic_store_n(m_.producer, cached_prod_, __ATOMIC_RELEASE);
     }
 
-    // Entries produced and not yet consumed by the kernel.
+    // Entries submitted and not yet consumed by the kernel (slots reserved
+    // but not submitted do not count: the kernel cannot see them).
     uint32_t pending() const noexcept
     {
-        return cached_prod_ - __atomic_load_n(m_.consumer, __ATOMIC_ACQUIRE);
+        // Relaxed: only we write the producer index.
+        return __atomic_load_n(m_.producer, __ATOMIC_RELAXED)
+               - __atomic_load_n(m_.consumer, __ATOMIC_ACQUIRE);
     }
 
     // True when the kernel asked to be woken up (XDP_USE_NEED_WAKEUP).

@@ -153,34 +153,32 @@ XdpAttachment::attach(int ifindex, const char *ifname, const XskProgram &prog,
                       uint32_t xdp_flags, char *why, size_t whylen) noexcept
 {
     using R = Result<XdpAttachment>;
-    int err = bpf_xdp_attach(ifindex, prog.prog_fd(),
-                             xdp_flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
-    if (err == -EBUSY || err == -EEXIST) {
-        LIBBPF_OPTS(bpf_xdp_query_opts, q);
+    // Look first: attaching over a program makes libbpf log a warning.
+    LIBBPF_OPTS(bpf_xdp_query_opts, q);
+    if (!bpf_xdp_query(ifindex, 0, &q) && q.prog_id) {
+        const uint32_t ids[2] = {q.skb_prog_id, q.drv_prog_id};
+        const uint32_t modes[2] = {XDP_FLAGS_SKB_MODE, XDP_FLAGS_DRV_MODE};
         char name[BPF_OBJ_NAME_LEN + 1] = "";
-        if (!bpf_xdp_query(ifindex, 0, &q) && q.prog_id) {
-            uint32_t ids[2] = {q.skb_prog_id, q.drv_prog_id};
-            uint32_t modes[2] = {XDP_FLAGS_SKB_MODE, XDP_FLAGS_DRV_MODE};
-            for (int i = 0; i < 2; i++) {
-                if (!ids[i]) {
-                    continue;
-                }
-                if (!is_our_program(ids[i], name, sizeof name)) {
-                    std::snprintf(why, whylen, "%s already has XDP program "
-                                  "'%s' (id %u) attached; not replacing a "
-                                  "program that is not ours", ifname, name,
-                                  ids[i]);
-                    return R::failure(-EBUSY);
-                }
-                log(AFXDP_LOG_INFO, "%s: removing XDP program %u left by an "
-                    "earlier ovs-vswitchd", ifname, ids[i]);
-                detach_exact(ifindex, modes[i], ids[i]);
+
+        for (int i = 0; i < 2; i++) {
+            if (!ids[i]) {
+                continue;
             }
-            err = bpf_xdp_attach(ifindex, prog.prog_fd(),
-                                 xdp_flags | XDP_FLAGS_UPDATE_IF_NOEXIST,
-                                 nullptr);
+            if (!is_our_program(ids[i], name, sizeof name)) {
+                std::snprintf(why, whylen, "%s already has XDP program '%s' "
+                              "(id %u) attached; not replacing a program "
+                              "that is not ours", ifname, name, ids[i]);
+                return R::failure(-EBUSY);
+            }
+            // This process holds a claim on every interface it has open,
+            // so a program of ours found here was left by another one.
+            log(AFXDP_LOG_INFO, "%s: removing XDP program %u left by an "
+                "earlier ovs-vswitchd", ifname, ids[i]);
+            detach_exact(ifindex, modes[i], ids[i]);
         }
     }
+    int err = bpf_xdp_attach(ifindex, prog.prog_fd(),
+                             xdp_flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
     if (err) {
         std::snprintf(why, whylen, "attaching the XDP program to %s failed: "
                       "%s", ifname, std::strerror(-err));

@@ -64,7 +64,7 @@ inside(afxdp_pool *pool, uint32_t f, uint32_t offset = 1234)
 
 }  // namespace
 
-// --- FrameStack --------------------------------------------------------
+// --- FrameStack -------------------------------------------------------------
 
 TEST(FrameStack, StartsEmpty)
 {
@@ -136,7 +136,7 @@ TEST(FrameStackDeathTest, PushBeyondCapacityAborts)
     EXPECT_DEATH(t.push(in, 5), "freed twice");
 }
 
-// --- afxdp_pool, one thread ----------------------------------------------
+// --- afxdp_pool, one thread -------------------------------------------------
 
 TEST(Pool, CreateHasEveryFrameFree)
 {
@@ -287,7 +287,7 @@ TEST(PoolDeathTest, FreeingAFrameTwiceAborts)
                  "freed twice");
 }
 
-// --- afxdp_pool, many threads --------------------------------------------
+// --- afxdp_pool, many threads -----------------------------------------------
 
 TEST(Pool, ConcurrentPutsFromAppKeepAnExactCount)
 {
@@ -374,7 +374,7 @@ TEST(Pool, PutsFromAppRaceWithTheOwningQueue)
     EXPECT_EQ(pool->free_count(), n);
 }
 
-// --- Retiring a pool -----------------------------------------------------
+// --- Retiring a pool --------------------------------------------------------
 
 TEST(PoolRetire, WithNoFrameLentFreesAtOnce)
 {

@@ -56,7 +56,7 @@ uint_of(const char *s, unsigned min, unsigned max, unsigned *value,
 
 }  // namespace
 
-// --- afxdp_mode_name -------------------------------------------------------
+// --- afxdp_mode_name --------------------------------------------------------
 
 TEST(Options, ModeNames)
 {
@@ -69,7 +69,7 @@ TEST(Options, ModeNames)
     EXPECT_STREQ(afxdp_mode_name(afxdp_xdp_mode(1000)), "unknown");
 }
 
-// --- afxdp_parse_mode ------------------------------------------------------
+// --- afxdp_parse_mode -------------------------------------------------------
 
 TEST(Options, ParseModeAcceptsAllFourNames)
 {
@@ -125,7 +125,7 @@ TEST(Options, ParseModeTruncatesTheMessageSafely)
     EXPECT_EQ(afxdp_parse_mode("bogus", &m, nullptr, 0), EINVAL);
 }
 
-// --- afxdp_parse_bool ------------------------------------------------------
+// --- afxdp_parse_bool -------------------------------------------------------
 
 TEST(Options, ParseBoolAcceptsTrueAndFalse)
 {
@@ -165,7 +165,7 @@ TEST(Options, ParseBoolRejectsNull)
     EXPECT_STREQ(err, "invalid value '' (accepted: true, false)");
 }
 
-// --- afxdp_parse_uint ------------------------------------------------------
+// --- afxdp_parse_uint -------------------------------------------------------
 
 TEST(Options, ParseUintAcceptsTheRangeInclusive)
 {

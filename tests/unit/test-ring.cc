@@ -156,8 +156,9 @@ TEST(Ring, ProducerWrapsPast32Bits)
     for (uint32_t i = 0; i < 8; i++) {
         tx.at(first + i) = xdp_desc{uint64_t(i) << 12, 60 + i, 0};
     }
-    EXPECT_EQ(tx.pending(), 8u);
+    EXPECT_EQ(tx.pending(), 0u);        // Reserved is not submitted.
     tx.submit();
+    EXPECT_EQ(tx.pending(), 8u);
     EXPECT_EQ(k.producer, start + 8);   // 5, having wrapped.
     EXPECT_EQ(k.producer, 5u);
 
