@@ -521,26 +521,26 @@ netdev_afxdp_verify_mtu_size(const struct netdev *netdev, int mtu)
 /* Packet path.                                                       */
 /* ------------------------------------------------------------------ */
 
+/* Which coverage counter each core event moves. */
+static const struct {
+    unsigned event;
+    void (*add)(unsigned int);
+} event_counters[] = {
+    {AFXDP_EV_RX_WAKEUP, afxdp_rx_wakeup_add},
+    {AFXDP_EV_FILL_EMPTY, afxdp_fill_empty_add},
+    {AFXDP_EV_FILL_SHORT, afxdp_fq_full_add},
+    {AFXDP_EV_TX_RING_FULL, afxdp_tx_full_add},
+    {AFXDP_EV_TX_DROP, afxdp_tx_drop_add},
+    {AFXDP_EV_CQ_EMPTY, afxdp_cq_empty_add},
+};
+
 static void
 count_events(const struct netdev *netdev, unsigned events, int error)
 {
-    if (events & AFXDP_EV_RX_WAKEUP) {
-        COVERAGE_INC(afxdp_rx_wakeup);
-    }
-    if (events & AFXDP_EV_FILL_EMPTY) {
-        COVERAGE_INC(afxdp_fill_empty);
-    }
-    if (events & AFXDP_EV_FILL_SHORT) {
-        COVERAGE_INC(afxdp_fq_full);
-    }
-    if (events & AFXDP_EV_TX_RING_FULL) {
-        COVERAGE_INC(afxdp_tx_full);
-    }
-    if (events & AFXDP_EV_TX_DROP) {
-        COVERAGE_INC(afxdp_tx_drop);
-    }
-    if (events & AFXDP_EV_CQ_EMPTY) {
-        COVERAGE_INC(afxdp_cq_empty);
+    for (size_t i = 0; i < ARRAY_SIZE(event_counters); i++) {
+        if (events & event_counters[i].event) {
+            event_counters[i].add(1);
+        }
     }
     if (events & AFXDP_EV_RX_WAKEUP_ERR) {
         VLOG_WARN_RL(&rl, "%s: error polling rx fd: %s.",
