@@ -156,6 +156,14 @@ afxdp_parse_options(const char *name, const struct smap *args,
             return xasprintf("%s: Too big 'n_rxq' (%u > %d).", name, n,
                              AFXDP_MAX_QUEUES);
         }
+        unsigned have = afxdp_device_rx_queues(name);
+        if (have && n > have) {
+            /* Caught here, the port is refused once; caught when sockets
+             * are made, OVS would remove and re-add it forever. */
+            return xasprintf("%s: option n_rxq: %u queues requested but the "
+                             "device has %u (accepted: 1 to %u).", name, n,
+                             have, have);
+        }
         opts->n_rxq = n;
     }
 
@@ -257,7 +265,6 @@ netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
 int
 netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
 {
-    struct netdev_linux *dev = netdev_linux_cast(netdev);
     struct afxdp_port *port;
 
     ovs_mutex_lock(&afxdp_ports_mutex);
@@ -286,7 +293,6 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
         smap_add(smap, "config_error", port->config_error);
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
-    (void) dev;
     return 0;
 }
 
@@ -309,6 +315,7 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
         free(dev->xsks);
         dev->xsks = NULL;
     }
+    dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
     if (port && port->core) {
         VLOG_INFO("%s: Removing xdp program.", netdev_get_name(&dev->up));
         afxdp_dev_close(port->core);
@@ -380,7 +387,6 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     struct afxdp_port *port;
-    int error = 0;
 
     ovs_mutex_lock(&afxdp_ports_mutex);
     ovs_mutex_lock(&dev->mutex);
@@ -400,12 +406,15 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     VLOG_INFO("%s: Setting XDP mode to %s.", netdev_get_name(netdev),
               ovs_mode_name(dev->xdp_mode));
 
-    error = afxdp_port_open(dev, port);
-    if (error) {
-        VLOG_ERR("%s: AF_XDP device reconfiguration failed.",
+    if (afxdp_port_open(dev, port)) {
+        /* An error here would make OVS's datapath remove the port, and the
+         * bridge add it back, failing again, forever.  The port stays in
+         * the datapath without sockets (receiving nothing, dropping what
+         * it is given to send), says why in its status, and tries again
+         * when its configuration changes. */
+        VLOG_ERR("%s: AF_XDP device reconfiguration failed: the port is "
+                 "down until its configuration changes.",
                  netdev_get_name(netdev));
-        /* OVS's datapath treats a port with no queues as unusable and
-         * retries on the next reconfiguration. */
         netdev->n_rxq = dev->requested_n_rxq;
         netdev->n_txq = dev->requested_n_rxq;
     }
@@ -413,7 +422,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
 out:
     ovs_mutex_unlock(&dev->mutex);
     ovs_mutex_unlock(&afxdp_ports_mutex);
-    return error;
+    return 0;
 }
 
 int

@@ -82,6 +82,10 @@ int afxdp_parse_uint(const char *s, unsigned min, unsigned max,
                      unsigned *value, char *err, size_t errlen)
     AFXDP_NOEXCEPT;
 
+/* The number of RX queues the kernel device 'ifname' has now, or 0 if
+ * that cannot be told (no such device, no sysfs). */
+unsigned afxdp_device_rx_queues(const char *ifname) AFXDP_NOEXCEPT;
+
 /* True if this build knows XDP_USE_NEED_WAKEUP. */
 bool afxdp_need_wakeup_supported(void) AFXDP_NOEXCEPT;
 

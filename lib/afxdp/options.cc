@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <strings.h>
 
 #include "afxdp.h"
@@ -72,4 +73,21 @@ extern "C" bool
 afxdp_need_wakeup_supported(void) noexcept
 {
     return afxdp::compat::kNeedWakeupBuilt;
+}
+
+extern "C" unsigned
+afxdp_device_rx_queues(const char *ifname) noexcept
+{
+    char path[128];
+    std::snprintf(path, sizeof path, "/sys/class/net/%s/queues", ifname);
+    DIR *dir = opendir(path);
+    if (!dir) {
+        return 0;
+    }
+    unsigned n = 0;
+    while (const dirent *e = readdir(dir)) {
+        n += !std::strncmp(e->d_name, "rx-", 3);
+    }
+    closedir(dir);
+    return n;
 }
