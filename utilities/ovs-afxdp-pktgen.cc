@@ -1,0 +1,273 @@
+// ovs-afxdp-pktgen: traffic generator and sink for the benchmark.
+//
+//   ovs-afxdp-pktgen gen IFNAME SECONDS [--size N] [--flows N]
+//                        [--dst-mac MAC]
+//       Transmits UDP frames out of IFNAME for SECONDS with an XDP program
+//       run by BPF_PROG_RUN on live frames (BPF_F_TEST_XDP_LIVE_FRAMES):
+//       the program returns XDP_TX, which the kernel turns into a transmit
+//       on IFNAME, so no socket and no stack is involved.  With --flows N
+//       the UDP source port cycles over N values, a batch per value.
+//       Prints "sent PACKETS SECONDS MPPS".
+//
+//   ovs-afxdp-pktgen sink IFNAME SECONDS
+//       Attaches an XDP program to IFNAME that counts and drops every
+//       frame, waits SECONDS, and prints "received PACKETS SECONDS MPPS".
+//
+// Both need root (BPF) and a veth (or any device with XDP support).  They
+// run in whatever network namespace they are started in.
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <net/if.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int
+fail(const char *what, int err)
+{
+    std::fprintf(stderr, "ovs-afxdp-pktgen: %s: %s\n", what,
+                 std::strerror(err < 0 ? -err : err));
+    return 1;
+}
+
+int
+load(const bpf_insn *insns, size_t n, const char *name)
+{
+    LIBBPF_OPTS(bpf_prog_load_opts, opts);
+    return bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", insns, n, &opts);
+}
+
+uint16_t
+ip_checksum(const void *p, size_t len)
+{
+    const uint16_t *w = static_cast<const uint16_t *>(p);
+    uint32_t sum = 0;
+    for (size_t i = 0; i < len / 2; i++) {
+        sum += w[i];
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return uint16_t(~sum);
+}
+
+// An Ethernet/IPv4/UDP frame of 'size' bytes (without FCS), source port
+// 'sport'.  Addresses 10.99.0.1 -> 10.99.0.2; the UDP checksum is 0.
+std::vector<uint8_t>
+make_frame(size_t size, uint16_t sport, const uint8_t dst_mac[6])
+{
+    std::vector<uint8_t> f(size < 60 ? 60 : size, 0);
+    auto *eth = reinterpret_cast<ethhdr *>(f.data());
+    std::memcpy(eth->h_dest, dst_mac, 6);
+    const uint8_t src[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
+    std::memcpy(eth->h_source, src, 6);
+    eth->h_proto = htons(ETH_P_IP);
+    auto *ip = reinterpret_cast<iphdr *>(eth + 1);
+    ip->version = 4;
+    ip->ihl = 5;
+    ip->ttl = 64;
+    ip->protocol = IPPROTO_UDP;
+    ip->tot_len = htons(uint16_t(f.size() - sizeof *eth));
+    ip->saddr = htonl(0x0a630001);
+    ip->daddr = htonl(0x0a630002);
+    ip->check = ip_checksum(ip, sizeof *ip);
+    auto *udp = reinterpret_cast<udphdr *>(ip + 1);
+    udp->source = htons(sport);
+    udp->dest = htons(5001);
+    udp->len = htons(uint16_t(f.size() - sizeof *eth - sizeof *ip));
+    return f;
+}
+
+bool
+parse_mac(const char *s, uint8_t mac[6])
+{
+    unsigned b[6];
+    if (std::sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3],
+                    &b[4], &b[5]) != 6) {
+        return false;
+    }
+    for (int i = 0; i < 6; i++) {
+        mac[i] = uint8_t(b[i]);
+    }
+    return true;
+}
+
+int
+gen(const char *ifname, double seconds, size_t size, unsigned flows,
+    const uint8_t dst_mac[6])
+{
+    int ifindex = int(if_nametoindex(ifname));
+    if (!ifindex) {
+        return fail(ifname, errno);
+    }
+    // return XDP_TX: the live-frames runner transmits it on 'ifindex'.
+    const bpf_insn tx[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_TX},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    int prog = load(tx, 2, "afxdp_pktgen");
+    if (prog < 0) {
+        return fail("loading the generator program", prog);
+    }
+    std::vector<std::vector<uint8_t>> frames;
+    for (unsigned i = 0; i < (flows ? flows : 1); i++) {
+        frames.push_back(make_frame(size, uint16_t(1024 + i), dst_mac));
+    }
+    xdp_md ctx = {};
+    ctx.ingress_ifindex = uint32_t(ifindex);
+
+    // Flows take turns a batch of 'repeat' frames at a time.
+    const int repeat = flows > 1 ? 256 : 1 << 16;
+    uint64_t sent = 0;
+    auto start = Clock::now();
+    auto end = start + std::chrono::duration<double>(seconds);
+    for (size_t k = 0; Clock::now() < end; k++) {
+        const auto &f = frames[k % frames.size()];
+        ctx.data_end = uint32_t(f.size());   // The kernel insists.
+        LIBBPF_OPTS(bpf_test_run_opts, opts,
+                    .data_in = f.data(),
+                    .data_size_in = uint32_t(f.size()),
+                    .ctx_in = &ctx,
+                    .ctx_size_in = sizeof ctx,
+                    .repeat = repeat,
+                    .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+                    .batch_size = 64);
+        int err = bpf_prog_test_run_opts(prog, &opts);
+        if (err) {
+            return fail("BPF_PROG_RUN with live frames", err);
+        }
+        sent += uint64_t(repeat);
+    }
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("sent %llu %.3f %.3f\n", (unsigned long long) sent, secs,
+                sent / secs / 1e6);
+    close(prog);
+    return 0;
+}
+
+int
+sink(const char *ifname, double seconds)
+{
+    int ifindex = int(if_nametoindex(ifname));
+    if (!ifindex) {
+        return fail(ifname, errno);
+    }
+    LIBBPF_OPTS(bpf_map_create_opts, mopts);
+    int map = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "afxdp_sink", 4, 8, 1,
+                             &mopts);
+    if (map < 0) {
+        return fail("creating the counter map", map);
+    }
+    // key = 0; p = lookup(map, &key); if (p) *p += 1; return XDP_DROP.
+    const bpf_insn count[] = {
+        {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
+        {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
+        {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
+        {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
+        {0, 0, 0, 0, 0},
+        {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+        {BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3, 0},
+        {BPF_LDX | BPF_MEM | BPF_DW, 1, 0, 0, 0},
+        {BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 1},
+        {BPF_STX | BPF_MEM | BPF_DW, 0, 1, 0, 0},
+        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_DROP},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    int prog = load(count, sizeof count / sizeof count[0], "afxdp_sink");
+    if (prog < 0) {
+        return fail("loading the sink program", prog);
+    }
+    int err = bpf_xdp_attach(ifindex, prog, XDP_FLAGS_DRV_MODE, nullptr);
+    if (err) {
+        return fail("attaching the sink program", err);
+    }
+    int ncpu = libbpf_num_possible_cpus();
+    std::vector<uint64_t> values(size_t(ncpu > 0 ? ncpu : 1));
+    auto total = [&]() {
+        uint32_t key = 0;
+        uint64_t sum = 0;
+        if (!bpf_map_lookup_elem(map, &key, values.data())) {
+            for (uint64_t v : values) {
+                sum += v;
+            }
+        }
+        return sum;
+    };
+    uint64_t before = total();
+    auto start = Clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    uint64_t got = total() - before;
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, nullptr);
+    std::printf("received %llu %.3f %.3f\n", (unsigned long long) got, secs,
+                got / secs / 1e6);
+    return 0;
+}
+
+int
+usage()
+{
+    std::fprintf(stderr,
+                 "usage: ovs-afxdp-pktgen gen IFNAME SECONDS [--size N] "
+                 "[--flows N] [--dst-mac MAC]\n"
+                 "       ovs-afxdp-pktgen sink IFNAME SECONDS\n");
+    return 2;
+}
+
+}  // namespace
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 4) {
+        return usage();
+    }
+    std::string cmd = argv[1];
+    const char *ifname = argv[2];
+    double seconds = std::atof(argv[3]);
+    if (seconds <= 0) {
+        return usage();
+    }
+    if (cmd == "sink" && argc == 4) {
+        return sink(ifname, seconds);
+    }
+    if (cmd != "gen") {
+        return usage();
+    }
+    size_t size = 64;
+    unsigned flows = 1;
+    uint8_t mac[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
+    for (int i = 4; i + 1 < argc; i += 2) {
+        std::string opt = argv[i];
+        if (opt == "--size") {
+            size = size_t(std::atoi(argv[i + 1]));
+        } else if (opt == "--flows") {
+            flows = unsigned(std::atoi(argv[i + 1]));
+        } else if (opt == "--dst-mac") {
+            if (!parse_mac(argv[i + 1], mac)) {
+                return usage();
+            }
+        } else {
+            return usage();
+        }
+    }
+    // Our frames are 'size' bytes on the wire including a 4-byte FCS.
+    return gen(ifname, seconds, size >= 64 ? size - 4 : 60, flows, mac);
+}
