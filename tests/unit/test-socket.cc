@@ -87,6 +87,21 @@ make_frame(uint32_t seq)
     return f;
 }
 
+// Frames 0..n-1 and the packets afxdp_queue_send() takes for them.
+struct NumberedPackets {
+    explicit NumberedPackets(uint32_t n)
+    {
+        for (uint32_t i = 0; i < n; i++) {
+            frames.push_back(make_frame(i));
+        }
+        for (const auto &f : frames) {
+            pkts.push_back({f.data(), uint32_t(f.size())});
+        }
+    }
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<afxdp_tx_packet> pkts;
+};
+
 // The sequence number of a test frame, or -1 for any other packet.
 int64_t
 seq_of(const void *data, size_t len)
@@ -574,14 +589,8 @@ TEST_P(VethMode, SendsNumberedFramesInOrder)
     PacketSocket peer(net_.b(), kEthType);
     ASSERT_EQ(peer.error(), "");
 
-    std::vector<std::vector<uint8_t>> frames;
-    std::vector<afxdp_tx_packet> pkts;
-    for (uint32_t i = 0; i < n; i++) {
-        frames.push_back(make_frame(i));
-    }
-    for (const auto &f : frames) {
-        pkts.push_back({f.data(), uint32_t(f.size())});
-    }
+    NumberedPackets numbered(n);
+    const std::vector<afxdp_tx_packet> &pkts = numbered.pkts;
     unsigned events = 0;
     int error = 0;
     EXPECT_EQ(afxdp_queue_send(q, pkts.data(), n, &events, &error), 0u);
@@ -657,14 +666,8 @@ TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
                                  + " link set " + net_.b() + " down"), "");
 
     const uint32_t n = 300;
-    std::vector<std::vector<uint8_t>> frames;
-    std::vector<afxdp_tx_packet> pkts;
-    for (uint32_t i = 0; i < n; i++) {
-        frames.push_back(make_frame(i));
-    }
-    for (const auto &f : frames) {
-        pkts.push_back({f.data(), uint32_t(f.size())});
-    }
+    NumberedPackets numbered(n);
+    const std::vector<afxdp_tx_packet> &pkts = numbered.pkts;
     unsigned events = 0;
     int error = 0;
     size_t dropped = afxdp_queue_send(q, pkts.data(), n, &events, &error);
@@ -689,7 +692,8 @@ TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
                                  + " link set " + net_.b() + " up"), "");
     PacketSocket peer(net_.b(), kEthType);
     ASSERT_EQ(peer.error(), "");
-    afxdp_tx_packet last = {frames[0].data(), uint32_t(frames[0].size())};
+    afxdp_tx_packet last = {numbered.frames[0].data(),
+                             uint32_t(numbered.frames[0].size())};
     EXPECT_EQ(afxdp_queue_send(q, &last, 1, &events, &error), 0u);
     EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
     afxdp_queue_get_stats(q, &st);
