@@ -565,29 +565,23 @@ int
 netdev_afxdp_rxq_recv(struct netdev_rxq *rxq_, struct dp_packet_batch *batch,
                       int *qfill)
 {
-    struct netdev_rxq_linux *rx = netdev_rxq_linux_cast(rxq_);
-    struct netdev *netdev = rx->up.netdev;
+    struct netdev *netdev = rxq_->netdev;
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     struct afxdp_rx_frame frames[NETDEV_MAX_BURST];
     struct xsk_socket_info *xsk;
     unsigned events = 0;
     int error = 0;
-    int fill = 0;
     size_t n;
 
     xsk = dev->xsks ? dev->xsks[rxq_->queue_id] : NULL;
     if (!xsk) {
         return EAGAIN;
     }
-    rx->fd = afxdp_queue_fd(xsk->queue);
 
-    n = afxdp_queue_recv(xsk->queue, frames, NETDEV_MAX_BURST, &fill,
+    n = afxdp_queue_recv(xsk->queue, frames, NETDEV_MAX_BURST, qfill,
                          &events, &error);
     if (OVS_UNLIKELY(events)) {
         count_events(netdev, events, error);
-    }
-    if (qfill) {
-        *qfill = fill;
     }
     if (!n) {
         return EAGAIN;

@@ -168,8 +168,8 @@ enum {
 
 /* Receives up to 'max' frames.  Returns how many (0: nothing now).  Refills
  * the fill ring first, and when nothing arrived and the kernel asked for it
- * (need_wakeup) wakes it with poll(timeout 0).  '*qfill' gets the frames
- * still waiting in the RX ring.  '*error' gets an errno when an EV_*_ERR
+ * (need_wakeup) wakes it with poll(timeout 0).  '*qfill', unless 'qfill'
+ * is NULL, gets the frames still waiting in the RX ring.  '*error' gets an errno when an EV_*_ERR
  * event is set. */
 size_t afxdp_queue_recv(struct afxdp_queue *, struct afxdp_rx_frame *,
                         size_t max, int *qfill, unsigned *events,

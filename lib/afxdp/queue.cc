@@ -232,7 +232,9 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     uint32_t first;
     uint32_t n = rx_.peek(uint32_t(max), &first);
     if (n == 0) {
-        *qfill = 0;
+        if (qfill) {
+            *qfill = 0;
+        }
         rx_wakeup_if_needed(events, error);
         return 0;
     }
@@ -247,7 +249,11 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     in_kernel_rx_ -= n;
     pool_->lend(n);
     stats_.rx_packets += n;
-    *qfill = int(rx_.backlog());
+    if (qfill) {
+        // A fresh read of the kernel's index: a cache miss, so only when
+        // asked (OVS asks when PMD performance metrics are on).
+        *qfill = int(rx_.backlog());
+    }
     return n;
 }
 
