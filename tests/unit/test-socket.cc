@@ -653,6 +653,65 @@ INSTANTIATE_TEST_SUITE_P(
                       ModeParam{AFXDP_MODE_NATIVE, false}),
     param_name);
 
+TEST_F(Veth, SendOnALinkDownIsAnErrorAndFramesWaitForIt)
+{
+    // Our own end down: the kernel refuses to transmit with ENETDOWN.  The
+    // frames stay queued (nothing is dropped on that account) and leave
+    // once the link is up again.
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
+                                 + " link set " + net_.a() + " down"), "");
+    NumberedPackets numbered(8);
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 8, &events, &error),
+              0u);
+    EXPECT_TRUE(events & AFXDP_EV_TX_KICK_ERR);
+    EXPECT_EQ(error, ENETDOWN) << std::strerror(error);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_GT(st.tx_kick_errors, 0u);
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.tx, 8u);
+    expect_frames_add_up(q, 0);
+
+    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
+                                 + " link set " + net_.a() + " up"), "");
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    events = 0;
+    error = 0;
+    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 1, &events, &error),
+              0u);
+    EXPECT_EQ(error, 0) << std::strerror(error);
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.tx, 0u);
+    expect_frames_add_up(q, 0);
+}
+
+TEST_F(Veth, SendAfterTheDeviceIsGoneIsAnError)
+{
+    // The interface deleted under an open socket: the socket is unbound
+    // and sending fails with ENXIO, counted, without losing track of a
+    // frame; closing afterwards is clean.
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
+                                 + " link del " + net_.a()), "");
+    NumberedPackets numbered(4);
+    unsigned events = 0;
+    int error = 0;
+    afxdp_queue_send(q, numbered.pkts.data(), 4, &events, &error);
+    EXPECT_TRUE(events & AFXDP_EV_TX_KICK_ERR);
+    EXPECT_EQ(error, ENXIO) << std::strerror(error);
+    expect_frames_add_up(q, 0);
+    dev.reset();
+}
+
 TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
 {
     // With the peer down the kernel cannot drain the TX ring, so a burst
