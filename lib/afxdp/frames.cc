@@ -24,14 +24,38 @@ Mapping::~Mapping()
 Result<Mapping>
 Mapping::create(size_t len, int numa_node) noexcept
 {
-    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+    // Map a huge page more than asked and keep a 2 MiB-aligned 'len' of it,
+    // so that transparent huge pages can back the whole area.  A UMEM's
+    // frames are touched by the kernel and by the PMD in ring order across
+    // thousands of 4 KiB pages: with 4 KiB pages nearly every packet is a
+    // TLB miss.
+    size_t page = size_t(sysconf(_SC_PAGESIZE));
+    size_t mlen = (len + page - 1) & ~(page - 1);
+    size_t span = mlen + kHugePage;
+    void *p = mmap(nullptr, span, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         return Result<Mapping>::failure(-errno);
     }
+    uintptr_t base = reinterpret_cast<uintptr_t>(p);
+    uintptr_t start = (base + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
+    if (start > base) {
+        munmap(p, start - base);
+    }
+    uintptr_t end = start + mlen;
+    if (end < base + span) {
+        munmap(reinterpret_cast<void *>(end), base + span - end);
+    }
+    p = reinterpret_cast<void *>(start);
+
     Mapping m;
     m.data_ = static_cast<uint8_t *>(p);
     m.size_ = len;
+    if (len >= kHugePage && madvise(p, len, MADV_HUGEPAGE)) {
+        // THP disabled ("never") or not built: 4 KiB pages still work.
+        log(AFXDP_LOG_DBG, "madvise(MADV_HUGEPAGE) failed: %s",
+            std::strerror(errno));
+    }
     if (numa_node >= 0 && numa_node < 64) {
         // MPOL_PREFERRED (1): the node if it has room, anywhere otherwise.
         // The pages are not touched yet, so they will follow the policy.
@@ -118,12 +142,16 @@ afxdp_pool::create(uint32_t n_frames, size_t meta_size, int numa_node) noexcept
         p->stack_.push(i);
     }
 
+    // Whole cache lines per frame, from a page-aligned base: a packet's
+    // metadata never shares a line with its neighbour's.
     p->meta_size_ = (meta_size + 63) & ~size_t(63);
     if (p->meta_size_) {
-        p->meta_.reset(new (std::nothrow) uint8_t[p->meta_size_ * n_frames]());
-        if (!p->meta_) {
-            return R::failure(-ENOMEM);
+        auto meta = afxdp::Mapping::create(p->meta_size_ * n_frames,
+                                           numa_node);
+        if (!meta.ok()) {
+            return R::failure(meta.error());
         }
+        p->meta_ = meta.take();
     }
     return R(std::move(p));
 }

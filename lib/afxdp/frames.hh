@@ -20,6 +20,7 @@ namespace afxdp {
 
 inline constexpr uint32_t kFrameSize = AFXDP_FRAME_SIZE;
 inline constexpr uint32_t kFrameShift = 12;
+inline constexpr size_t kHugePage = size_t(2) << 20;
 static_assert(1u << kFrameShift == kFrameSize, "frame size is 2^shift");
 
 // An anonymous private mapping, unmapped on destruction.
@@ -32,8 +33,9 @@ public:
     Mapping &operator=(Mapping &&o) noexcept { swap(o); return *this; }
     ~Mapping();
 
-    // 'len' bytes of zeroed memory, preferring NUMA node 'numa_node' when
-    // it is not -1.
+    // 'len' bytes of zeroed memory, 2 MiB-aligned and advised for
+    // transparent huge pages, preferring NUMA node 'numa_node' when it is
+    // not -1.
     static Result<Mapping> create(size_t len, int numa_node) noexcept;
 
     uint8_t *data() const noexcept { return data_; }
@@ -102,8 +104,9 @@ public:
     uint32_t n_frames() const noexcept { return stack_.capacity(); }
     void *meta(uint32_t frame) noexcept
     {
-        return meta_.get() + size_t(frame) * meta_size_;
+        return meta_.data() + size_t(frame) * meta_size_;
     }
+    size_t meta_size() const noexcept { return meta_size_; }
     uint32_t frame_of(const void *p) const noexcept
     {
         return uint32_t((static_cast<const uint8_t *>(p) - area())
@@ -138,7 +141,7 @@ private:
     afxdp_pool() = default;
 
     afxdp::Mapping area_;                 // The UMEM itself.
-    std::unique_ptr<uint8_t[]> meta_;     // Caller's per-frame metadata.
+    afxdp::Mapping meta_;                 // Caller's per-frame metadata.
     size_t meta_size_ = 0;
     afxdp::SpinLock lock_;                // Guards the members below.
     afxdp::FrameStack stack_;             // Free frames.
