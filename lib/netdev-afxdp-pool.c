@@ -43,11 +43,9 @@ afxdp_pool_init_packets(struct afxdp_pool *pool, unsigned n_frames)
 }
 
 struct dp_packet *
-afxdp_packet_from_frame(struct afxdp_pool *pool,
-                        const struct afxdp_rx_frame *frame)
+afxdp_packet_from_frame(const struct afxdp_rx_frame *frame)
 {
-    struct dp_packet_afxdp *xpacket = afxdp_pool_frame_meta(pool,
-                                                            frame->index);
+    struct dp_packet_afxdp *xpacket = frame->meta;
     struct dp_packet *packet = &xpacket->packet;
 
     /* The packet may grow into the UMEM headroom in front of it (tunnel

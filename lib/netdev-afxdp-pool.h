@@ -26,9 +26,8 @@ size_t afxdp_frame_meta_size(void);
 /* Prepares the dp_packet of every frame of 'pool' ('n_frames' frames). */
 void afxdp_pool_init_packets(struct afxdp_pool *pool, unsigned n_frames);
 
-/* The dp_packet for a frame just received into 'pool'. */
-struct dp_packet *afxdp_packet_from_frame(struct afxdp_pool *pool,
-                                          const struct afxdp_rx_frame *);
+/* The dp_packet for a frame just received (its metadata is the packet). */
+struct dp_packet *afxdp_packet_from_frame(const struct afxdp_rx_frame *);
 
 /* Frees every packet of 'batch', giving AF_XDP frames back to their pools a
  * run at a time, and empties the batch. */

@@ -37,6 +37,9 @@ extern "C" {
 #define AFXDP_XDP_HEADROOM 256       /* XDP_PACKET_HEADROOM, kernel's own. */
 #define AFXDP_DEFAULT_RING_SIZE 2048 /* Slots in each of the four rings. */
 #define AFXDP_DEFAULT_FRAMES 8192    /* UMEM frames per queue (32 MiB). */
+#define AFXDP_MIN_RING_SIZE 64       /* Smallest ring_size accepted. */
+#define AFXDP_MAX_RING_SIZE 16384    /* Largest ring_size accepted. */
+#define AFXDP_MAX_FRAMES 262144      /* Largest umem_frames (1 GiB). */
 
 /* ------------------------------------------------------------------ */
 /* Logging.                                                           */
@@ -81,6 +84,10 @@ int afxdp_parse_bool(const char *s, bool *value,
 int afxdp_parse_uint(const char *s, unsigned min, unsigned max,
                      unsigned *value, char *err, size_t errlen)
     AFXDP_NOEXCEPT;
+/* A ring size: a power of two from AFXDP_MIN_RING_SIZE to
+ * AFXDP_MAX_RING_SIZE. */
+int afxdp_parse_ring_size(const char *s, unsigned *value,
+                          char *err, size_t errlen) AFXDP_NOEXCEPT;
 
 /* The number of RX queues the kernel device 'ifname' has now, or 0 if
  * that cannot be told (no such device, no sysfs). */
@@ -152,6 +159,8 @@ struct afxdp_rx_frame {
     void *data;         /* First byte of the packet. */
     uint32_t len;       /* Packet length. */
     uint32_t index;     /* Frame number in the pool. */
+    void *meta;         /* The caller's metadata for this frame (see
+                         * afxdp_pool_frame_meta()), already prefetched. */
 };
 
 /* Bits of the 'events' out-parameters: rare things worth counting. */

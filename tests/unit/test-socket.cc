@@ -550,6 +550,7 @@ TEST_P(VethMode, ReceivesNumberedFramesInOrder)
         auto *meta = static_cast<uint8_t *>(
             afxdp_pool_frame_meta(pool, f.index));
         ASSERT_NE(meta, nullptr);
+        EXPECT_EQ(f.meta, meta) << "the frame carries its own metadata";
         EXPECT_EQ(meta[0] | meta[31], 0);
     }
     std::sort(indexes.begin(), indexes.end());
