@@ -69,6 +69,23 @@ afxdp_parse_uint(const char *s, unsigned min, unsigned max, unsigned *value,
     return 0;
 }
 
+extern "C" int
+afxdp_parse_ring_size(const char *s, unsigned *value, char *err,
+                      size_t errlen) noexcept
+{
+    unsigned v;
+    if (afxdp_parse_uint(s, AFXDP_MIN_RING_SIZE, AFXDP_MAX_RING_SIZE, &v,
+                         err, errlen) || (v & (v - 1))) {
+        std::snprintf(err, errlen, "invalid value '%s' (accepted: a power "
+                      "of two from %u to %u)", s ? s : "",
+                      unsigned(AFXDP_MIN_RING_SIZE),
+                      unsigned(AFXDP_MAX_RING_SIZE));
+        return EINVAL;
+    }
+    *value = v;
+    return 0;
+}
+
 extern "C" bool
 afxdp_need_wakeup_supported(void) noexcept
 {

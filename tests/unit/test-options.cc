@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -238,4 +239,35 @@ TEST(Options, ParseUintIgnoresAStaleErrno)
     errno = ERANGE;
     EXPECT_EQ(uint_of("7", 0, 10, &v), 0);
     EXPECT_EQ(v, 7u);
+}
+
+// --- afxdp_parse_ring_size --------------------------------------------------
+
+TEST(Options, ParseRingSizeAcceptsPowersOfTwoInRange)
+{
+    for (unsigned v = AFXDP_MIN_RING_SIZE; v <= AFXDP_MAX_RING_SIZE; v *= 2) {
+        char s[16], err[128] = "";
+        unsigned got = 0;
+        std::snprintf(s, sizeof s, "%u", v);
+        EXPECT_EQ(afxdp_parse_ring_size(s, &got, err, sizeof err), 0) << s;
+        EXPECT_EQ(got, v);
+    }
+}
+
+TEST(Options, ParseRingSizeRejectsOthersAndSaysWhatIsAccepted)
+{
+    for (const char *s : {"0", "32", "100", "2047", "32768", "-512", "512k",
+                          "", " 512", "0x200", "4294967296"}) {
+        char err[128] = "";
+        unsigned got = 777;
+        EXPECT_EQ(afxdp_parse_ring_size(s, &got, err, sizeof err), EINVAL)
+            << s;
+        EXPECT_EQ(got, 777u) << "left alone on failure";
+        EXPECT_NE(std::string(err).find("power of two from 64 to 16384"),
+                  std::string::npos) << err;
+    }
+    char err[8];
+    unsigned got;
+    EXPECT_EQ(afxdp_parse_ring_size(nullptr, &got, err, sizeof err), EINVAL);
+    EXPECT_EQ(std::strlen(err), sizeof err - 1) << "truncated, terminated";
 }
