@@ -66,6 +66,10 @@ struct afxdp_port {
     struct netdev *netdev;
     struct afxdp_dev *core;         /* NULL while not running. */
     bool configured;                /* set_config has succeeded once. */
+    unsigned ring_size;             /* Ring slots in use; 0: default. */
+    unsigned umem_frames;           /* UMEM frames in use; 0: default. */
+    unsigned requested_ring_size;   /* From options:ring_size. */
+    unsigned requested_umem_frames; /* From options:umem_frames. */
     char *open_error;               /* Why the last open failed, or NULL. */
     char *config_error;             /* Last rejected option, or NULL. */
 };
@@ -132,6 +136,8 @@ struct afxdp_options {
     int n_rxq;
     enum afxdp_mode xdp_mode;
     bool use_need_wakeup;
+    unsigned ring_size;             /* 0: the default. */
+    unsigned umem_frames;           /* 0: the default. */
 };
 
 /* Parses 'args' into 'opts'.  Returns NULL, or a message for the operator
@@ -194,6 +200,25 @@ afxdp_parse_options(const char *name, const struct smap *args,
                          name, a, b);
     }
     opts->use_need_wakeup = a ? va : b ? vb : afxdp_need_wakeup_supported();
+
+    opts->ring_size = 0;
+    s = smap_get(args, "ring_size");
+    if (s && afxdp_parse_ring_size(s, &opts->ring_size, err, sizeof err)) {
+        return xasprintf("%s: option ring_size: %s.", name, err);
+    }
+    unsigned ring = opts->ring_size ? opts->ring_size
+                                    : AFXDP_DEFAULT_RING_SIZE;
+    opts->umem_frames = 0;
+    s = smap_get(args, "umem_frames");
+    if (s && afxdp_parse_uint(s, 2 * ring, AFXDP_MAX_FRAMES,
+                              &opts->umem_frames, err, sizeof err)) {
+        /* The fill ring alone may hold 'ring' frames; TX needs its own. */
+        return xasprintf("%s: option umem_frames: %s; at least twice "
+                         "ring_size (%u).", name, err, ring);
+    }
+    if (!s && opts->ring_size && 2 * ring > AFXDP_DEFAULT_FRAMES) {
+        opts->umem_frames = 2 * ring;
+    }
     return NULL;
 }
 
@@ -226,14 +251,22 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         *errp = error;
         return EINVAL;
     }
+    bool sizes_changed = false;
     if (port) {
         port->configured = true;
         free(port->config_error);
         port->config_error = NULL;
+        sizes_changed = port->requested_ring_size != opts.ring_size
+                        || port->requested_umem_frames != opts.umem_frames;
+        port->requested_ring_size = opts.ring_size;
+        port->requested_umem_frames = opts.umem_frames;
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 
     ovs_mutex_lock(&dev->mutex);
+    if (sizes_changed) {
+        netdev_request_reconfigure(netdev);
+    }
     if (dev->requested_n_rxq != opts.n_rxq
         || dev->requested_xdp_mode != opts.xdp_mode
         || dev->requested_need_wakeup != opts.use_need_wakeup) {
@@ -342,6 +375,8 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port)
         .use_need_wakeup = dev->requested_need_wakeup,
         .numa_node = -1,
         .frame_meta_size = afxdp_frame_meta_size(),
+        .ring_size = port->requested_ring_size,
+        .n_frames = port->requested_umem_frames,
     };
     struct afxdp_dev_info info;
     char err[512];
@@ -363,6 +398,8 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port)
     }
 
     afxdp_dev_get_info(port->core, &info);
+    port->ring_size = port->requested_ring_size;
+    port->umem_frames = port->requested_umem_frames;
     netdev->n_rxq = info.n_queues;
     netdev->n_txq = info.n_queues;
     dev->xdp_mode_in_use = ovs_mode(info.mode_in_use);
@@ -395,6 +432,8 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     if (netdev->n_rxq == dev->requested_n_rxq
         && dev->xdp_mode == dev->requested_xdp_mode
         && dev->use_need_wakeup == dev->requested_need_wakeup
+        && port->ring_size == port->requested_ring_size
+        && port->umem_frames == port->requested_umem_frames
         && dev->xsks) {
         goto out;
     }
@@ -587,8 +626,7 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq_, struct dp_packet_batch *batch,
         return EAGAIN;
     }
     for (size_t i = 0; i < n; i++) {
-        dp_packet_batch_add(batch, afxdp_packet_from_frame(xsk->pool,
-                                                           &frames[i]));
+        dp_packet_batch_add(batch, afxdp_packet_from_frame(&frames[i]));
     }
     return 0;
 }
