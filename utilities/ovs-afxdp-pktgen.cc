@@ -6,7 +6,8 @@
 //       run by BPF_PROG_RUN on live frames (BPF_F_TEST_XDP_LIVE_FRAMES):
 //       the program returns XDP_TX, which the kernel turns into a transmit
 //       on IFNAME, so no socket and no stack is involved.  With --flows N
-//       the UDP source port cycles over N values, a batch per value.
+//       the program rewrites the UDP source port of each frame, cycling
+//       over N values packet by packet.
 //       Prints "sent PACKETS SECONDS MPPS".
 //
 //   ovs-afxdp-pktgen sink IFNAME SECONDS
@@ -51,7 +52,16 @@ int
 load(const bpf_insn *insns, size_t n, const char *name)
 {
     LIBBPF_OPTS(bpf_prog_load_opts, opts);
-    return bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", insns, n, &opts);
+    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", insns, n, &opts);
+    if (fd < 0) {
+        // Once more with the verifier's log, to say why.
+        static char log[16384];
+        LIBBPF_OPTS(bpf_prog_load_opts, lopts, .log_level = 1,
+                    .log_size = sizeof log, .log_buf = log);
+        bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", insns, n, &lopts);
+        std::fprintf(stderr, "ovs-afxdp-pktgen: verifier: %s\n", log);
+    }
+    return fd;
 }
 
 uint16_t
@@ -117,33 +127,67 @@ gen(const char *ifname, double seconds, size_t size, unsigned flows,
     if (!ifindex) {
         return fail(ifname, errno);
     }
-    // return XDP_TX: the live-frames runner transmits it on 'ifindex'.
-    const bpf_insn tx[] = {
-        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_TX},
-        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-    };
-    int prog = load(tx, 2, "afxdp_pktgen");
+    // One flow: return XDP_TX, and the live-frames runner transmits the
+    // frame on 'ifindex'.  N flows: the program also rewrites the UDP
+    // source port of every frame to 1024 + (n++ % N), n being a per-CPU
+    // counter, so consecutive packets belong to different flows (live
+    // frames keep what the program wrote; the UDP checksum is 0).
+    int map = -1;
+    std::vector<bpf_insn> insns;
+    if (flows > 1) {
+        LIBBPF_OPTS(bpf_map_create_opts, mopts);
+        map = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "afxdp_pktgen", 4, 8,
+                             1, &mopts);
+        if (map < 0) {
+            return fail("creating the flow counter map", map);
+        }
+        const int16_t kSportOff = sizeof(ethhdr) + sizeof(iphdr);
+        insns = {
+            // r6 = ctx; key = 0; r0 = lookup(map, &key); if !r0 goto tx.
+            {BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0},
+            {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
+            {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
+            {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
+            {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
+            {0, 0, 0, 0, 0},
+            {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+            {BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 13, 0},
+            // r7 = *r0; *r0 = r7 + 1; r7 = htons(1024 + r7 % flows).
+            {BPF_LDX | BPF_MEM | BPF_DW, 7, 0, 0, 0},
+            {BPF_ALU64 | BPF_MOV | BPF_X, 8, 7, 0, 0},
+            {BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, 1},
+            {BPF_STX | BPF_MEM | BPF_DW, 0, 8, 0, 0},
+            {BPF_ALU64 | BPF_MOD | BPF_K, 7, 0, 0, int32_t(flows)},
+            {BPF_ALU64 | BPF_ADD | BPF_K, 7, 0, 0, 1024},
+            {BPF_ALU | BPF_END | BPF_TO_BE, 7, 0, 0, 16},
+            // if data + sport + 2 > data_end goto tx; *(u16 *) sport = r7.
+            {BPF_LDX | BPF_MEM | BPF_W, 2, 6, 0, 0},
+            {BPF_LDX | BPF_MEM | BPF_W, 3, 6, 4, 0},
+            {BPF_ALU64 | BPF_MOV | BPF_X, 4, 2, 0, 0},
+            {BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, kSportOff + 2},
+            {BPF_JMP | BPF_JGT | BPF_X, 4, 3, 1, 0},
+            {BPF_STX | BPF_MEM | BPF_H, 2, 7, kSportOff, 0},
+        };
+    }
+    insns.push_back({BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_TX});
+    insns.push_back({BPF_JMP | BPF_EXIT, 0, 0, 0, 0});
+    int prog = load(insns.data(), insns.size(), "afxdp_pktgen");
     if (prog < 0) {
         return fail("loading the generator program", prog);
     }
-    std::vector<std::vector<uint8_t>> frames;
-    for (unsigned i = 0; i < (flows ? flows : 1); i++) {
-        frames.push_back(make_frame(size, uint16_t(1024 + i), dst_mac));
-    }
+    std::vector<uint8_t> frame = make_frame(size, 1024, dst_mac);
     xdp_md ctx = {};
     ctx.ingress_ifindex = uint32_t(ifindex);
 
-    // Flows take turns a batch of 'repeat' frames at a time.
-    const int repeat = flows > 1 ? 256 : 1 << 16;
+    const int repeat = 1 << 16;
     uint64_t sent = 0;
     auto start = Clock::now();
     auto end = start + std::chrono::duration<double>(seconds);
-    for (size_t k = 0; Clock::now() < end; k++) {
-        const auto &f = frames[k % frames.size()];
-        ctx.data_end = uint32_t(f.size());   // The kernel insists.
+    while (Clock::now() < end) {
+        ctx.data_end = uint32_t(frame.size());   // The kernel insists.
         LIBBPF_OPTS(bpf_test_run_opts, opts,
-                    .data_in = f.data(),
-                    .data_size_in = uint32_t(f.size()),
+                    .data_in = frame.data(),
+                    .data_size_in = uint32_t(frame.size()),
                     .ctx_in = &ctx,
                     .ctx_size_in = sizeof ctx,
                     .repeat = repeat,
@@ -159,6 +203,9 @@ gen(const char *ifname, double seconds, size_t size, unsigned flows,
     std::printf("sent %llu %.3f %.3f\n", (unsigned long long) sent, secs,
                 sent / secs / 1e6);
     close(prog);
+    if (map >= 0) {
+        close(map);
+    }
     return 0;
 }
 
