@@ -63,8 +63,13 @@ void afxdp_set_log_handler(afxdp_log_fn *, enum afxdp_log_level min)
 /* Options.                                                           */
 /* ------------------------------------------------------------------ */
 
-/* XDP modes, in the order best-effort tries them. */
-enum afxdp_xdp_mode {
+/* XDP modes, in the order best-effort tries them.  C++ sees the type C
+ * compilers give it, so that any value a C caller passes is valid there. */
+enum afxdp_xdp_mode
+#ifdef __cplusplus
+    : unsigned int
+#endif
+{
     AFXDP_MODE_BEST_EFFORT,   /* Try native-with-zerocopy, native, generic. */
     AFXDP_MODE_NATIVE_ZC,     /* Driver XDP, zero-copy UMEM. */
     AFXDP_MODE_NATIVE,        /* Driver XDP, frames copied by the kernel. */

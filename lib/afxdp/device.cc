@@ -160,9 +160,18 @@ Result<std::unique_ptr<afxdp_dev>>
 afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
 {
     using R = Result<std::unique_ptr<afxdp_dev>>;
-    if (!cfg.ifname || cfg.n_queues < 1 || cfg.n_queues > AFXDP_MAX_QUEUES
-        || cfg.mode >= AFXDP_MODE_N) {
-        std::snprintf(err, errlen, "invalid device configuration");
+    if (!cfg.ifname) {
+        std::snprintf(err, errlen, "no interface name given");
+        return R::failure(-EINVAL);
+    }
+    if (cfg.n_queues < 1 || cfg.n_queues > AFXDP_MAX_QUEUES) {
+        std::snprintf(err, errlen, "%s: %u queues requested (accepted: 1 "
+                      "to %d)", cfg.ifname, cfg.n_queues, AFXDP_MAX_QUEUES);
+        return R::failure(-EINVAL);
+    }
+    if (unsigned(cfg.mode) >= AFXDP_MODE_N) {
+        std::snprintf(err, errlen, "%s: invalid XDP mode %u", cfg.ifname,
+                      unsigned(cfg.mode));
         return R::failure(-EINVAL);
     }
     std::unique_ptr<afxdp_dev> d(new (std::nothrow) afxdp_dev);
@@ -210,7 +219,7 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     }
     int e = -EINVAL;
     char why[256] = "";
-    for (int m = first; m <= last; m++) {
+    for (unsigned m = first; m <= last; m++) {
         e = d->try_mode(cfg, afxdp_xdp_mode(m), why, sizeof why);
         if (!e) {
             d->mode_ = afxdp_xdp_mode(m);

@@ -21,7 +21,7 @@ extern "C" int
 afxdp_parse_mode(const char *s, enum afxdp_xdp_mode *mode, char *err,
                  size_t errlen) noexcept
 {
-    for (int m = 0; s && m < AFXDP_MODE_N; m++) {
+    for (unsigned m = 0; s && m < AFXDP_MODE_N; m++) {
         if (!strcasecmp(s, afxdp_mode_name_of(afxdp_xdp_mode(m)))) {
             *mode = afxdp_xdp_mode(m);
             return 0;
