@@ -103,6 +103,18 @@ FrameStack::push(const uint32_t *frames, uint32_t n) noexcept
     top_ += n;
 }
 
+const char *
+frame_state_name(FrameState s) noexcept
+{
+    switch (s) {
+    case FrameState::kFree: return "free";
+    case FrameState::kFill: return "in the fill/RX rings";
+    case FrameState::kApp: return "lent to the application";
+    case FrameState::kTx: return "in the TX/completion rings";
+    }
+    return "in an unknown state";
+}
+
 }  // namespace afxdp
 
 using afxdp::Result;
@@ -137,6 +149,13 @@ afxdp_pool::create(uint32_t n_frames, size_t meta_size, int numa_node) noexcept
         return R::failure(stack.error());
     }
     p->stack_ = stack.take();
+    if (afxdp::kFrameDebug) {
+        // Zeroed: every frame starts free.
+        p->state_.reset(new (std::nothrow) uint8_t[n_frames]());
+        if (!p->state_) {
+            return R::failure(-ENOMEM);
+        }
+    }
     // Push in reverse so that frame 0 is handed out first.
     for (uint32_t i = n_frames; i-- > 0;) {
         p->stack_.push(i);
@@ -157,17 +176,42 @@ afxdp_pool::create(uint32_t n_frames, size_t meta_size, int numa_node) noexcept
 }
 
 uint32_t
-afxdp_pool::get(uint32_t n, uint32_t *out) noexcept
+afxdp_pool::get(uint32_t n, uint32_t *out, afxdp::FrameState to) noexcept
 {
     std::lock_guard<afxdp::SpinLock> g(lock_);
-    return stack_.pop(n, out);
+    n = stack_.pop(n, out);
+    move(out, n, afxdp::FrameState::kFree, to);
+    return n;
 }
 
 void
-afxdp_pool::put_from_kernel(const uint32_t *frames, uint32_t n) noexcept
+afxdp_pool::put_from_kernel(const uint32_t *frames, uint32_t n,
+                            afxdp::FrameState from) noexcept
 {
     std::lock_guard<afxdp::SpinLock> g(lock_);
+    move(frames, n, from, afxdp::FrameState::kFree);
     stack_.push(frames, n);
+}
+
+void
+afxdp_pool::move_checked(const uint32_t *frames, uint32_t n,
+                         afxdp::FrameState from, afxdp::FrameState to) noexcept
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t f = frames[i];
+        if (f >= n_frames() || afxdp::FrameState(state_[f]) != from) {
+            std::fprintf(stderr, "afxdp: frame %u of UMEM %p is %s, not %s, "
+                         "when it should become %s: a frame freed twice or "
+                         "lost\n", f, static_cast<void *>(area()),
+                         f >= n_frames() ? "out of range"
+                         : afxdp::frame_state_name(
+                               afxdp::FrameState(state_[f])),
+                         afxdp::frame_state_name(from),
+                         afxdp::frame_state_name(to));
+            std::abort();
+        }
+        state_[f] = uint8_t(to);
+    }
 }
 
 uint32_t
@@ -189,6 +233,7 @@ afxdp_pool::put_from_app(const void *const *data, size_t n) noexcept
             frames[i] = frame_of(data[i]);
         }
         lock_.lock();
+        move(frames, k, afxdp::FrameState::kApp, afxdp::FrameState::kFree);
         stack_.push(frames, k);
         // Under the lock, so that retire() and the last put agree on who
         // frees.

@@ -90,6 +90,24 @@ private:
     std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
 };
 
+// Where a frame is.  Builds configured with --enable-frame-debug record it
+// for every frame and abort on any move that does not start where the frame
+// is (a double free, a frame given to the kernel twice, a lost frame used
+// again); other builds compile the checks away.
+enum class FrameState : uint8_t {
+    kFree,     // In the pool.
+    kFill,     // Fill ring or RX ring: the kernel's to receive into.
+    kApp,      // Received and lent to the caller (OVS: a dp_packet).
+    kTx,       // TX ring or completion ring.
+};
+const char *frame_state_name(FrameState) noexcept;
+
+#ifdef AFXDP_FRAME_DEBUG
+inline constexpr bool kFrameDebug = true;
+#else
+inline constexpr bool kFrameDebug = false;
+#endif
+
 }  // namespace afxdp
 
 // The frames of one UMEM: what struct afxdp_pool is.  Heap-allocated and
@@ -113,12 +131,25 @@ public:
                         >> afxdp::kFrameShift);
     }
 
-    // For the queue that owns the UMEM (one thread at a time).
-    uint32_t get(uint32_t n, uint32_t *out) noexcept;
-    void put_from_kernel(const uint32_t *frames, uint32_t n) noexcept;
-    void lend(uint32_t n) noexcept
+    // For the queue that owns the UMEM (one thread at a time): frames
+    // taken for the fill ring ('to' kFill) or for TX (kTx), given back by
+    // the kernel (from 'from'), and lent to the caller once received.
+    uint32_t get(uint32_t n, uint32_t *out,
+                 afxdp::FrameState to = afxdp::FrameState::kFill) noexcept;
+    void put_from_kernel(const uint32_t *frames, uint32_t n,
+                         afxdp::FrameState from
+                         = afxdp::FrameState::kFill) noexcept;
+    void lend(const uint32_t *frames, uint32_t n) noexcept
     {
+        move(frames, n, afxdp::FrameState::kFill, afxdp::FrameState::kApp);
         in_app_.fetch_add(n, std::memory_order_relaxed);
+    }
+
+    // Where 'frame' is (kFree for every frame unless kFrameDebug).
+    afxdp::FrameState state(uint32_t frame) const noexcept
+    {
+        return state_ ? afxdp::FrameState(state_[frame])
+                      : afxdp::FrameState::kFree;
     }
 
     // From any thread: a frame lent to the caller comes back.
@@ -140,6 +171,18 @@ public:
 private:
     afxdp_pool() = default;
 
+    // Records that 'frames' move from 'from' to 'to'; aborts, naming the
+    // frame and both states, if one of them is not at 'from'.
+    void move(const uint32_t *frames, uint32_t n, afxdp::FrameState from,
+              afxdp::FrameState to) noexcept
+    {
+        if (afxdp::kFrameDebug) {
+            move_checked(frames, n, from, to);
+        }
+    }
+    void move_checked(const uint32_t *frames, uint32_t n,
+                      afxdp::FrameState from, afxdp::FrameState to) noexcept;
+
     afxdp::Mapping area_;                 // The UMEM itself.
     afxdp::Mapping meta_;                 // Caller's per-frame metadata.
     size_t meta_size_ = 0;
@@ -147,6 +190,8 @@ private:
     afxdp::FrameStack stack_;             // Free frames.
     bool retired_ = false;                // Owning queue is closed.
     std::atomic<uint32_t> in_app_{0};     // Frames lent to the caller.
+    std::unique_ptr<uint8_t[]> state_;    // FrameState per frame, if
+                                          // kFrameDebug.
 };
 
 namespace afxdp {

@@ -193,7 +193,7 @@ afxdp_queue::refill(unsigned *events) noexcept
         stats_.fill_ring_empty++;
         *events |= AFXDP_EV_FILL_EMPTY;
     }
-    uint32_t n = pool_->get(room, scratch_.get());
+    uint32_t n = pool_->get(room, scratch_.get(), FrameState::kFill);
     if (n == 0) {
         stats_.fill_no_frames++;
         *events |= AFXDP_EV_FILL_SHORT;
@@ -262,7 +262,13 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     }
     rx_.release();
     in_kernel_rx_ -= n;
-    pool_->lend(n);
+    if (kFrameDebug) {
+        for (uint32_t i = 0; i < n; i++) {
+            pool_->lend(&out[i].index, 1);
+        }
+    } else {
+        pool_->lend(nullptr, n);
+    }
     stats_.rx_packets += n;
     if (qfill) {
         // A fresh read of the kernel's index: a cache miss, so only when
@@ -285,7 +291,7 @@ afxdp_queue::reap_completions(unsigned *events) noexcept
         scratch_[i] = uint32_t(comp_.at(first + i) >> kFrameShift);
     }
     comp_.release();
-    pool_->put_from_kernel(scratch_.get(), n);
+    pool_->put_from_kernel(scratch_.get(), n, FrameState::kTx);
     in_kernel_tx_ -= n;
     stats_.tx_completions += n;
 }
@@ -377,10 +383,10 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
         }
     }
 
-    uint32_t have = pool_->get(n_ok, frames);
+    uint32_t have = pool_->get(n_ok, frames, FrameState::kTx);
     if (have < n_ok) {
         reap_completions(events);
-        have += pool_->get(n_ok - have, frames + have);
+        have += pool_->get(n_ok - have, frames + have, FrameState::kTx);
         stats_.tx_dropped_no_frames += n_ok - have;
         dropped += n_ok - have;
     }
@@ -388,7 +394,8 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
     uint32_t first;
     uint32_t slots = reserve_tx(have, &first, events, error);
     if (slots < have) {
-        pool_->put_from_kernel(frames + slots, have - slots);
+        pool_->put_from_kernel(frames + slots, have - slots,
+                               FrameState::kTx);
         stats_.tx_dropped_ring_full += have - slots;
         dropped += have - slots;
     }

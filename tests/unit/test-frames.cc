@@ -251,7 +251,7 @@ TEST(Pool, LendAndPutFromAppCountFramesInApp)
     uint32_t out[40];
 
     ASSERT_EQ(pool->get(40, out), 40u);
-    pool->lend(40);
+    pool->lend(out, 40);
     EXPECT_EQ(pool->in_app(), 40u);
 
     // Back in one call of more than the internal chunk of 32, by
@@ -287,6 +287,66 @@ TEST(PoolDeathTest, FreeingAFrameTwiceAborts)
                  "freed twice");
 }
 
+// --- Frame states (builds configured with --enable-frame-debug) -------------
+
+TEST(PoolStates, EveryMoveIsRecorded)
+{
+    if (!afxdp::kFrameDebug) {
+        GTEST_SKIP() << "frame states are tracked only with "
+                        "--enable-frame-debug";
+    }
+    using afxdp::FrameState;
+    auto pool = make_pool(8);
+    ASSERT_TRUE(pool);
+    uint32_t rx[2], tx[2];
+    ASSERT_EQ(pool->get(2, rx, FrameState::kFill), 2u);
+    ASSERT_EQ(pool->get(2, tx, FrameState::kTx), 2u);
+    EXPECT_EQ(pool->state(rx[0]), FrameState::kFill);
+    EXPECT_EQ(pool->state(tx[1]), FrameState::kTx);
+    pool->lend(rx, 1);
+    EXPECT_EQ(pool->state(rx[0]), FrameState::kApp);
+    EXPECT_EQ(pool->state(rx[1]), FrameState::kFill);
+    afxdp_pool_put(pool.get(), inside(pool.get(), rx[0]));
+    EXPECT_EQ(pool->state(rx[0]), FrameState::kFree);
+    pool->put_from_kernel(tx, 2, FrameState::kTx);
+    EXPECT_EQ(pool->state(tx[0]), FrameState::kFree);
+    EXPECT_EQ(pool->state(tx[1]), FrameState::kFree);
+}
+
+TEST(PoolStatesDeathTest, EveryWrongMoveAborts)
+{
+    if (!afxdp::kFrameDebug) {
+        GTEST_SKIP() << "frame states are tracked only with "
+                        "--enable-frame-debug";
+    }
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    using afxdp::FrameState;
+    auto pool = make_pool(8);
+    ASSERT_TRUE(pool);
+    uint32_t f[3];
+    ASSERT_EQ(pool->get(1, &f[0], FrameState::kFill), 1u);
+    ASSERT_EQ(pool->get(1, &f[1], FrameState::kTx), 1u);
+    ASSERT_EQ(pool->get(1, &f[2], FrameState::kFill), 1u);
+    pool->lend(&f[2], 1);
+
+    // The application frees a frame the kernel still has to receive into.
+    EXPECT_DEATH(afxdp_pool_put(pool.get(), inside(pool.get(), f[0])),
+                 "frame [0-9]+ of UMEM .* is in the fill/RX rings, not lent");
+    // A frame the kernel has for TX comes back as received.
+    EXPECT_DEATH(pool->lend(&f[1], 1), "is in the TX/completion rings");
+    // A completion for a frame that was never sent.
+    EXPECT_DEATH(pool->put_from_kernel(&f[0], 1, FrameState::kTx),
+                 "is in the fill/RX rings, not in the TX/completion rings");
+    // A frame lent to the application, freed twice.
+    afxdp_pool_put(pool.get(), inside(pool.get(), f[2]));
+    EXPECT_DEATH(afxdp_pool_put(pool.get(), inside(pool.get(), f[2])),
+                 "is free, not lent to the application.*freed twice");
+    // An index beyond the UMEM.
+    const uint32_t bad = 8;
+    EXPECT_DEATH(pool->put_from_kernel(&bad, 1, FrameState::kTx),
+                 "out of range");
+}
+
 // --- afxdp_pool, many threads -----------------------------------------------
 
 TEST(Pool, ConcurrentPutsFromAppKeepAnExactCount)
@@ -298,7 +358,7 @@ TEST(Pool, ConcurrentPutsFromAppKeepAnExactCount)
 
     std::vector<uint32_t> frames(n);
     ASSERT_EQ(pool->get(n, frames.data()), n);
-    pool->lend(n);
+    pool->lend(frames.data(), n);
 
     // Each thread returns its share in batches of uneven sizes, some
     // larger than put_from_app's internal chunk.
@@ -346,7 +406,7 @@ TEST(Pool, PutsFromAppRaceWithTheOwningQueue)
     ASSERT_TRUE(pool);
     std::vector<uint32_t> frames(lent);
     ASSERT_EQ(pool->get(lent, frames.data()), lent);
-    pool->lend(lent);
+    pool->lend(frames.data(), lent);
 
     std::atomic<bool> stop{false};
     std::thread owner([&] {
@@ -409,7 +469,7 @@ TEST(PoolRetire, WithFramesLentFreesOnTheLastPut)
     ASSERT_TRUE(pool);
     uint32_t out[3];
     ASSERT_EQ(pool->get(3, out), 3u);
-    pool->lend(3);
+    pool->lend(out, 3);
     afxdp_pool *p = pool.release();
     uint8_t *area = p->area();
     size_t size = p->area_size();
@@ -435,7 +495,7 @@ TEST(PoolRetire, WithFramesLentFreesOnTheLastPutN)
     ASSERT_TRUE(pool);
     uint32_t out[100];
     ASSERT_EQ(pool->get(100, out), 100u);
-    pool->lend(100);
+    pool->lend(out, 100);
     afxdp_pool *p = pool.release();
     uint8_t *area = p->area();
     size_t size = p->area_size();
@@ -461,7 +521,7 @@ TEST(PoolRetire, RacesWithPutsFromManyThreads)
         ASSERT_TRUE(pool);
         std::vector<uint32_t> frames(lent);
         ASSERT_EQ(pool->get(lent, frames.data()), lent);
-        pool->lend(lent);
+        pool->lend(frames.data(), lent);
         afxdp_pool *p = pool.release();
         uint8_t *area = p->area();
         size_t size = p->area_size();
