@@ -137,6 +137,61 @@ AC_DEFUN([AFXDP_CHECK_SANITIZERS], [
   AC_SUBST([SANITIZER_FLAGS])
 ])
 
+dnl AFXDP_CHECK_FUZZER: a clang++ whose -fsanitize=fuzzer links, for the
+dnl libFuzzer harnesses in tests/fuzz (make check-fuzz).  Set FUZZ_CXX to
+dnl choose it, or FUZZ_CXX=no to do without.
+AC_DEFUN([AFXDP_CHECK_FUZZER], [
+  AC_ARG_VAR([FUZZ_CXX],
+             [clang++ for the libFuzzer harnesses (default: the first clang++ found; no: none)])
+  if test "x$FUZZ_CXX" != xno; then
+    AC_CHECK_PROGS([FUZZ_CXX],
+      [clang++ clang++-19 clang++-18 clang++-17 clang++-16 clang++-15 clang++-14])
+  fi
+  afxdp_fuzzer=no
+  if test -n "$FUZZ_CXX" && test "x$FUZZ_CXX" != xno; then
+    AC_LANG_PUSH([C++])
+    AC_MSG_CHECKING([whether $FUZZ_CXX links -fsanitize=fuzzer,address,undefined])
+    afxdp_save_CXX=$CXX
+    afxdp_save_CXXFLAGS=$CXXFLAGS
+    afxdp_save_LDFLAGS=$LDFLAGS
+    CXX=$FUZZ_CXX
+    CXXFLAGS="-std=c++17 -fsanitize=fuzzer,address,undefined"
+    LDFLAGS=
+    AC_LINK_IFELSE(
+      [AC_LANG_SOURCE([[#include <cstddef>
+                        #include <cstdint>
+                        extern "C" int
+                        LLVMFuzzerTestOneInput(const uint8_t *, size_t n)
+                        { return int(n) - int(n); }]])],
+      [afxdp_fuzzer=yes])
+    CXX=$afxdp_save_CXX
+    CXXFLAGS=$afxdp_save_CXXFLAGS
+    LDFLAGS=$afxdp_save_LDFLAGS
+    AC_MSG_RESULT([$afxdp_fuzzer])
+    AC_LANG_POP([C++])
+  fi
+  afxdp_fuzzer_summary=$afxdp_fuzzer
+  if test $afxdp_fuzzer = yes; then
+    afxdp_fuzzer_summary="yes ($FUZZ_CXX)"
+  fi
+  AM_CONDITIONAL([HAVE_FUZZER], [test $afxdp_fuzzer = yes])
+])
+
+dnl AFXDP_CHECK_FRAME_DEBUG: --enable-frame-debug records where every UMEM
+dnl frame is and aborts on a move that does not start there (double free,
+dnl lost frame).  It costs a byte per frame and a check per packet.
+AC_DEFUN([AFXDP_CHECK_FRAME_DEBUG], [
+  AC_ARG_ENABLE([frame-debug],
+    [AS_HELP_STRING([--enable-frame-debug],
+      [track every UMEM frame's owner and abort on a wrong move])],
+    [], [enable_frame_debug=no])
+  FRAME_DEBUG_FLAGS=
+  if test "$enable_frame_debug" = yes; then
+    FRAME_DEBUG_FLAGS="-DAFXDP_FRAME_DEBUG=1"
+  fi
+  AC_SUBST([FRAME_DEBUG_FLAGS])
+])
+
 dnl AFXDP_SUMMARY: what configure decided, in one place.
 AC_DEFUN([AFXDP_SUMMARY], [
   cat <<SUMMARY
@@ -148,5 +203,7 @@ ovs-afxdp configuration:
   C++ compiler:         $CXX (C++17)
   GoogleTest:           $afxdp_gtest
   sanitizers:           $enable_sanitizers
+  frame debug:          $enable_frame_debug
+  libFuzzer:            $afxdp_fuzzer_summary
 SUMMARY
 ])
