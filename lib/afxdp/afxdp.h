@@ -35,8 +35,8 @@ extern "C" {
 #define AFXDP_FRAME_SIZE 4096        /* Bytes per UMEM frame. */
 #define AFXDP_FRAME_HEADROOM 128     /* UMEM headroom before packet data. */
 #define AFXDP_XDP_HEADROOM 256       /* XDP_PACKET_HEADROOM, kernel's own. */
-#define AFXDP_DEFAULT_RING_SIZE 2048 /* Slots in each of the four rings. */
-#define AFXDP_DEFAULT_FRAMES 8192    /* UMEM frames per queue (32 MiB). */
+#define AFXDP_DEFAULT_RING_SIZE 1024 /* Slots in each of the four rings. */
+#define AFXDP_DEFAULT_FRAMES 4096    /* UMEM frames per queue (16 MiB). */
 #define AFXDP_MIN_RING_SIZE 64       /* Smallest ring_size accepted. */
 #define AFXDP_MAX_RING_SIZE 16384    /* Largest ring_size accepted. */
 #define AFXDP_MAX_FRAMES 262144      /* Largest umem_frames (1 GiB). */
@@ -136,6 +136,11 @@ int afxdp_dev_open(const struct afxdp_dev_config *cfg, struct afxdp_dev **,
  * comes back through afxdp_pool_put*(). */
 void afxdp_dev_close(struct afxdp_dev *) AFXDP_NOEXCEPT;
 
+/* True while our XDP program is still the one attached to the device in
+ * its mode: another process may detach or replace it at any time, and no
+ * event says so.  One netlink query. */
+bool afxdp_dev_prog_attached(const struct afxdp_dev *) AFXDP_NOEXCEPT;
+
 /* Detaches an XDP program of ours from 'ifname', whatever attached it (a
  * crashed earlier process, or a fatal signal now).  Async-signal tolerant:
  * only system calls.  Returns 0, ENOENT if none of ours is attached. */
@@ -147,6 +152,10 @@ struct afxdp_dev_info {
     bool need_wakeup_requested;      /* As configured. */
     bool need_wakeup_in_use;         /* As bound. */
     const char *need_wakeup_reason;  /* Why they differ; "" if they don't. */
+    int ifindex;                     /* The interface as opened. */
+    bool prog_attached;              /* Our program is still attached
+                                      * (another process may remove or
+                                      * replace it); asks the kernel. */
     unsigned n_queues;
     unsigned ring_size;
     unsigned n_frames;               /* Per queue. */

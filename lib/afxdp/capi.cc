@@ -48,6 +48,12 @@ afxdp_dev_get_info(const struct afxdp_dev *dev,
     dev->info(info);
 }
 
+extern "C" bool
+afxdp_dev_prog_attached(const struct afxdp_dev *dev) noexcept
+{
+    return dev && dev->prog_attached();
+}
+
 extern "C" struct afxdp_queue *
 afxdp_dev_queue(struct afxdp_dev *dev, unsigned qid) noexcept
 {

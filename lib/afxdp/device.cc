@@ -132,6 +132,7 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.ring_size = ring_size_;
         qc.n_frames = n_frames_;
         qc.meta_size = cfg.frame_meta_size;
+        qc.memlock_charged = !have_cap_ipc_lock();
         qc.numa_node = cfg.numa_node;
         auto queue = afxdp_queue::create(qc, why, whylen);
         if (!queue.ok()) {
@@ -262,6 +263,8 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     } else if (!need_wakeup_requested_) {
         out->need_wakeup_reason = "";
     }
+    out->ifindex = ifindex_;
+    out->prog_attached = attachment_.still_attached();
     out->n_queues = n_queues_;
     out->ring_size = ring_size_;
     out->n_frames = n_frames_;

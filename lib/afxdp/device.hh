@@ -20,6 +20,10 @@ public:
         return qid < n_queues_ ? queues_[qid].get() : nullptr;
     }
     void info(afxdp_dev_info *) const noexcept;
+    bool prog_attached() const noexcept
+    {
+        return attachment_.still_attached();
+    }
 
 private:
     afxdp_dev() = default;

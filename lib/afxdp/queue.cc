@@ -78,7 +78,8 @@ build(afxdp_queue *q, const QueueConfig &cfg, uint16_t bind_flags,
     if (err) {
         std::snprintf(why, whylen, "registering the UMEM (%zu MiB) failed: "
                       "%s%s", pool->area_size() >> 20, std::strerror(-err),
-                      err == -ENOMEM || err == -EPERM
+                      cfg.memlock_charged
+                      && (err == -ENOMEM || err == -EPERM)
                       ? " (without CAP_IPC_LOCK, RLIMIT_MEMLOCK must cover "
                         "the UMEM)" : "");
         return err;

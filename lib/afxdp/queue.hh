@@ -28,6 +28,7 @@ struct QueueConfig {
     unsigned n_frames;
     size_t meta_size;
     int numa_node;
+    bool memlock_charged;     // No CAP_IPC_LOCK: RLIMIT_MEMLOCK applies.
 };
 
 // libxdp's handles, deleted in the order the kernel needs.

@@ -131,7 +131,20 @@ XdpAttachment::swap(XdpAttachment &o) noexcept
 {
     std::swap(ifindex_, o.ifindex_);
     std::swap(xdp_flags_, o.xdp_flags_);
+    std::swap(prog_id_, o.prog_id_);
     std::swap(prog_, o.prog_);
+}
+
+bool
+XdpAttachment::still_attached() const noexcept
+{
+    LIBBPF_OPTS(bpf_xdp_query_opts, q);
+    if (!prog_ || bpf_xdp_query(ifindex_, 0, &q)) {
+        return false;
+    }
+    uint32_t id = xdp_flags_ & XDP_FLAGS_SKB_MODE ? q.skb_prog_id
+                                                  : q.drv_prog_id;
+    return id && id == prog_id_;
 }
 
 XdpAttachment::~XdpAttachment()
@@ -139,10 +152,18 @@ XdpAttachment::~XdpAttachment()
     if (!prog_) {
         return;
     }
+    // Look first: detaching with XDP_FLAGS_REPLACE when another program
+    // took our place fails, and libbpf logs that failure as a warning.
+    if (!still_attached()) {
+        log(AFXDP_LOG_INFO, "ifindex %d: our XDP program %u is no longer "
+            "attached (the interface is gone, or another process detached "
+            "or replaced it); nothing to detach", ifindex_, prog_id_);
+        return;
+    }
     LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = prog_.get());
     int err = bpf_xdp_detach(ifindex_, xdp_flags_ | XDP_FLAGS_REPLACE, &opts);
     if (err && err != -ENODEV && err != -EEXIST) {
-        // -EEXIST: someone replaced our program; theirs stays.
+        // -EEXIST: someone replaced our program just now; theirs stays.
         log(AFXDP_LOG_WARN, "detaching the XDP program from ifindex %d "
             "failed: %s", ifindex_, std::strerror(-err));
     }
@@ -188,6 +209,7 @@ XdpAttachment::attach(int ifindex, const char *ifname, const XskProgram &prog,
     a.ifindex_ = ifindex;
     a.xdp_flags_ = xdp_flags;
     a.prog_ = Fd(fcntl(prog.prog_fd(), F_DUPFD_CLOEXEC, 0));
+    a.prog_id_ = prog.id();
     return a;
 }
 

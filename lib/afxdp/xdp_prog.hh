@@ -58,11 +58,16 @@ public:
                                         uint32_t xdp_flags, char *why,
                                         size_t whylen) noexcept;
 
+    // True while our program is the one attached in our mode: another
+    // process may detach or replace it at any time, and nothing tells us.
+    bool still_attached() const noexcept;
+
 private:
     void swap(XdpAttachment &o) noexcept;
 
     int ifindex_ = 0;
     uint32_t xdp_flags_ = 0;
+    uint32_t prog_id_ = 0;
     Fd prog_;   // A duplicate of the program fd, to detach exactly it.
 };
 
