@@ -70,6 +70,10 @@ struct afxdp_port {
     unsigned umem_frames;           /* UMEM frames in use; 0: default. */
     unsigned requested_ring_size;   /* From options:ring_size. */
     unsigned requested_umem_frames; /* From options:umem_frames. */
+    int ifindex;                    /* Interface at the last open attempt
+                                     * (negative errno if it had none). */
+    bool warned_prog_gone;          /* Said our program was removed. */
+    bool configured_once;           /* An open was attempted. */
     char *open_error;               /* Why the last open failed, or NULL. */
     char *config_error;             /* Last rejected option, or NULL. */
 };
@@ -232,6 +236,8 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
     char *error;
 
     error = afxdp_parse_options(netdev_get_name(netdev), args, &opts);
+    /* Before our locks: netdev-linux takes dev->mutex for it. */
+    int ifindex = netdev_get_ifindex(netdev);
 
     ovs_mutex_lock(&afxdp_ports_mutex);
     port = afxdp_port_lookup(netdev);
@@ -257,7 +263,12 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         free(port->config_error);
         port->config_error = NULL;
         sizes_changed = port->requested_ring_size != opts.ring_size
-                        || port->requested_umem_frames != opts.umem_frames;
+                        || port->requested_umem_frames != opts.umem_frames
+                        /* The interface went away or came back (the
+                         * bridge calls us when interfaces change): reopen
+                         * on the interface that has the name now. */
+                        || (port->configured_once
+                            && port->ifindex != ifindex);
         port->requested_ring_size = opts.ring_size;
         port->requested_umem_frames = opts.umem_frames;
     }
@@ -319,6 +330,8 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
         smap_add_format(smap, "ring_size", "%u", info.ring_size);
         smap_add_format(smap, "umem_frames", "%u", info.n_frames);
         smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
+        smap_add(smap, "xdp_prog_attached",
+                 info.prog_attached ? "true" : "false");
     } else if (port && port->open_error) {
         smap_add(smap, "afxdp_error", port->open_error);
     }
@@ -364,7 +377,8 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
 }
 
 static int
-afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port)
+afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
+                int ifindex)
     OVS_REQUIRES(dev->mutex, afxdp_ports_mutex)
 {
     struct netdev *netdev = &dev->up;
@@ -390,6 +404,9 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port)
 
     free(port->open_error);
     port->open_error = NULL;
+    port->ifindex = ifindex;
+    port->configured_once = true;
+    port->warned_prog_gone = false;
     error = afxdp_dev_open(&cfg, &port->core, err, sizeof err);
     if (error) {
         VLOG_ERR("%s", err);
@@ -398,6 +415,12 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port)
     }
 
     afxdp_dev_get_info(port->core, &info);
+    unsigned have = afxdp_device_rx_queues(netdev_get_name(netdev));
+    if (have > info.n_queues) {
+        VLOG_WARN("%s: the device has %u RX queues but n_rxq is %u: what "
+                  "it steers to the others goes to the kernel's stack, not "
+                  "to OVS.", netdev_get_name(netdev), have, info.n_queues);
+    }
     port->ring_size = port->requested_ring_size;
     port->umem_frames = port->requested_umem_frames;
     netdev->n_rxq = info.n_queues;
@@ -424,12 +447,15 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     struct afxdp_port *port;
+    /* Before our locks: netdev-linux takes dev->mutex for it. */
+    int ifindex = netdev_get_ifindex(netdev);
 
     ovs_mutex_lock(&afxdp_ports_mutex);
     ovs_mutex_lock(&dev->mutex);
     port = afxdp_port_lookup(netdev);
 
-    if (netdev->n_rxq == dev->requested_n_rxq
+    if (port->ifindex == ifindex
+        && netdev->n_rxq == dev->requested_n_rxq
         && dev->xdp_mode == dev->requested_xdp_mode
         && dev->use_need_wakeup == dev->requested_need_wakeup
         && port->ring_size == port->requested_ring_size
@@ -445,7 +471,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     VLOG_INFO("%s: Setting XDP mode to %s.", netdev_get_name(netdev),
               ovs_mode_name(dev->xdp_mode));
 
-    if (afxdp_port_open(dev, port)) {
+    if (afxdp_port_open(dev, port, ifindex)) {
         /* An error here would make OVS's datapath remove the port, and the
          * bridge add it back, failing again, forever.  The port stays in
          * the datapath without sockets (receiving nothing, dropping what
@@ -689,6 +715,24 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     struct netdev_stats dev_stats;
     int error;
+
+    /* Nothing tells us when another process detaches or replaces our XDP
+     * program; the bridge asks for statistics every few seconds, so look
+     * here, say it once, and make the bridge refresh the status. */
+    int ifindex = netdev_get_ifindex(netdev);
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    struct afxdp_port *port = afxdp_port_lookup(netdev);
+    if (port && port->core && !port->warned_prog_gone
+        && port->ifindex == ifindex       /* Not gone or renamed. */
+        && !afxdp_dev_prog_attached(port->core)) {
+        VLOG_WARN("%s: our XDP program is no longer attached (another "
+                  "process detached or replaced it): the port receives "
+                  "nothing.  Change any of its options, or delete and add "
+                  "it, to attach it again.", netdev_get_name(netdev));
+        port->warned_prog_gone = true;
+        netdev_change_seq_changed(netdev);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
 
     ovs_mutex_lock(&dev->mutex);
     error = get_stats_via_netlink(netdev, &dev_stats);
