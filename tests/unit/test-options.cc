@@ -82,7 +82,7 @@ TEST(Options, ParseModeAcceptsAllFourNames)
 
 TEST(Options, ParseModeRoundTripsModeName)
 {
-    for (int m = 0; m < AFXDP_MODE_N; m++) {
+    for (unsigned m = 0; m < AFXDP_MODE_N; m++) {
         EXPECT_EQ(mode_of(afxdp_mode_name(afxdp_xdp_mode(m))),
                   afxdp_xdp_mode(m));
     }
