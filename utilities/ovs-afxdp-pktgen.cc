@@ -64,6 +64,21 @@ load(const bpf_insn *insns, size_t n, const char *name)
     return fd;
 }
 
+// r0 = bpf_map_lookup_elem(map, &(u32){0}): the first slot of a per-CPU
+// counter array (the key is built on the stack; r1-r5 are clobbered).
+std::vector<bpf_insn>
+lookup_slot0(int map)
+{
+    return {
+        {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
+        {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
+        {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
+        {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
+        {0, 0, 0, 0, 0},
+        {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+    };
+}
+
 uint16_t
 ip_checksum(const void *p, size_t len)
 {
@@ -142,15 +157,12 @@ gen(const char *ifname, double seconds, size_t size, unsigned flows,
             return fail("creating the flow counter map", map);
         }
         const int16_t kSportOff = sizeof(ethhdr) + sizeof(iphdr);
-        insns = {
-            // r6 = ctx; key = 0; r0 = lookup(map, &key); if !r0 goto tx.
-            {BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0},
-            {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
-            {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
-            {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
-            {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
-            {0, 0, 0, 0, 0},
-            {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+        // r6 = ctx; r0 = the counter; if !r0 goto tx.
+        insns = {{BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0}};
+        for (const bpf_insn &i : lookup_slot0(map)) {
+            insns.push_back(i);
+        }
+        const std::vector<bpf_insn> rest = {
             {BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 13, 0},
             // r7 = *r0; *r0 = r7 + 1; r7 = htons(1024 + r7 % flows).
             {BPF_LDX | BPF_MEM | BPF_DW, 7, 0, 0, 0},
@@ -168,6 +180,7 @@ gen(const char *ifname, double seconds, size_t size, unsigned flows,
             {BPF_JMP | BPF_JGT | BPF_X, 4, 3, 1, 0},
             {BPF_STX | BPF_MEM | BPF_H, 2, 7, kSportOff, 0},
         };
+        insns.insert(insns.end(), rest.begin(), rest.end());
     }
     insns.push_back({BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_TX});
     insns.push_back({BPF_JMP | BPF_EXIT, 0, 0, 0, 0});
@@ -222,14 +235,9 @@ sink(const char *ifname, double seconds)
     if (map < 0) {
         return fail("creating the counter map", map);
     }
-    // key = 0; p = lookup(map, &key); if (p) *p += 1; return XDP_DROP.
-    const bpf_insn count[] = {
-        {BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
-        {BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
-        {BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
-        {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
-        {0, 0, 0, 0, 0},
-        {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+    // p = the counter; if (p) *p += 1; return XDP_DROP.
+    std::vector<bpf_insn> count = lookup_slot0(map);
+    const std::vector<bpf_insn> rest = {
         {BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3, 0},
         {BPF_LDX | BPF_MEM | BPF_DW, 1, 0, 0, 0},
         {BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, 1},
@@ -237,7 +245,8 @@ sink(const char *ifname, double seconds)
         {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_DROP},
         {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
     };
-    int prog = load(count, sizeof count / sizeof count[0], "afxdp_sink");
+    count.insert(count.end(), rest.begin(), rest.end());
+    int prog = load(count.data(), count.size(), "afxdp_sink");
     if (prog < 0) {
         return fail("loading the sink program", prog);
     }
