@@ -35,7 +35,7 @@ extern "C" {
 #define AFXDP_FRAME_SIZE 4096        /* Bytes per UMEM frame. */
 #define AFXDP_FRAME_HEADROOM 128     /* UMEM headroom before packet data. */
 #define AFXDP_XDP_HEADROOM 256       /* XDP_PACKET_HEADROOM, kernel's own. */
-#define AFXDP_DEFAULT_RING_SIZE 1024 /* Slots in each of the four rings. */
+#define AFXDP_DEFAULT_RING_SIZE 2048 /* Slots in each of the four rings. */
 #define AFXDP_DEFAULT_FRAMES 4096    /* UMEM frames per queue (16 MiB). */
 #define AFXDP_MIN_RING_SIZE 64       /* Smallest ring_size accepted. */
 #define AFXDP_MAX_RING_SIZE 16384    /* Largest ring_size accepted. */
