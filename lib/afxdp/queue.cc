@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <net/if.h>
 #include <new>
 #include <poll.h>
 #include <sys/resource.h>
@@ -91,9 +92,13 @@ build(afxdp_queue *q, const QueueConfig &cfg, uint16_t bind_flags,
     scfg.tx_size = cfg.ring_size;
     scfg.libbpf_flags = XSK_LIBBPF_FLAGS__INHIBIT_PROG_LOAD;
     scfg.bind_flags = bind_flags;
+    // libxdp copies IFNAMSIZ - 1 bytes of the name whatever its length
+    // (valgrind: a read past the end of OVS's 7-byte "ovs-p0"); give it a
+    // buffer that long.
+    char ifname[IF_NAMESIZE] = "";
+    std::strncpy(ifname, cfg.ifname, sizeof ifname - 1);
     xsk_socket *s = nullptr;
-    err = xsk_socket__create(&s, cfg.ifname, cfg.qid, u, lib_rx, lib_tx,
-                             &scfg);
+    err = xsk_socket__create(&s, ifname, cfg.qid, u, lib_rx, lib_tx, &scfg);
     if (err) {
         umem->reset();
         std::snprintf(why, whylen, "creating the AF_XDP socket on queue %u "
