@@ -65,8 +65,18 @@ free_afxdp_buf(struct dp_packet *p)
     afxdp_pool_put(pool_of(xpacket), dp_packet_base(p));
 }
 
+const struct afxdp_pool *
+afxdp_packet_pool(const struct dp_packet *packet)
+{
+    if (packet->source != DPBUF_AFXDP) {
+        return NULL;
+    }
+    return pool_of(CONTAINER_OF(packet, struct dp_packet_afxdp, packet));
+}
+
 void
-afxdp_free_batch(struct dp_packet_batch *batch)
+afxdp_free_batch(struct dp_packet_batch *batch,
+                 const struct afxdp_pool *sent)
 {
     const void *run[NETDEV_MAX_BURST];
     struct afxdp_pool *run_pool = NULL;
@@ -80,6 +90,9 @@ afxdp_free_batch(struct dp_packet_batch *batch)
         }
         struct dp_packet_afxdp *xpacket
             = CONTAINER_OF(packet, struct dp_packet_afxdp, packet);
+        if (pool_of(xpacket) == sent) {
+            continue;
+        }
         if (pool_of(xpacket) != run_pool && n_run) {
             afxdp_pool_put_n(run_pool, run, n_run);
             n_run = 0;

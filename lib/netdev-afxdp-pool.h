@@ -29,9 +29,14 @@ void afxdp_pool_init_packets(struct afxdp_pool *pool, unsigned n_frames);
 /* The dp_packet for a frame just received (its metadata is the packet). */
 struct dp_packet *afxdp_packet_from_frame(const struct afxdp_rx_frame *);
 
+/* The pool whose frame holds 'packet', or NULL if it is not in a UMEM. */
+const struct afxdp_pool *afxdp_packet_pool(const struct dp_packet *);
+
 /* Frees every packet of 'batch', giving AF_XDP frames back to their pools a
- * run at a time, and empties the batch. */
-void afxdp_free_batch(struct dp_packet_batch *batch);
+ * run at a time, and empties the batch.  Packets in frames of 'sent' (may
+ * be NULL) are skipped: a send took them in place. */
+void afxdp_free_batch(struct dp_packet_batch *batch,
+                      const struct afxdp_pool *sent);
 
 #endif /* HAVE_AF_XDP */
 #endif /* netdev-afxdp-pool.h */

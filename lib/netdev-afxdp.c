@@ -70,6 +70,8 @@ struct afxdp_port {
     unsigned umem_frames;           /* UMEM frames in use; 0: default. */
     unsigned requested_ring_size;   /* From options:ring_size. */
     unsigned requested_umem_frames; /* From options:umem_frames. */
+    bool shared_umem;               /* UMEM sharing in use. */
+    bool requested_shared_umem;     /* From options:shared_umem. */
     int ifindex;                    /* Interface at the last open attempt
                                      * (negative errno if it had none). */
     bool warned_prog_gone;          /* Said our program was removed. */
@@ -142,6 +144,7 @@ struct afxdp_options {
     bool use_need_wakeup;
     unsigned ring_size;             /* 0: the default. */
     unsigned umem_frames;           /* 0: the default. */
+    bool shared_umem;
 };
 
 /* Parses 'args' into 'opts'.  Returns NULL, or a message for the operator
@@ -223,6 +226,12 @@ afxdp_parse_options(const char *name, const struct smap *args,
     if (!s && opts->ring_size && 2 * ring > AFXDP_DEFAULT_FRAMES) {
         opts->umem_frames = 2 * ring;
     }
+
+    opts->shared_umem = true;
+    s = smap_get(args, "shared_umem");
+    if (s && afxdp_parse_bool(s, &opts->shared_umem, err, sizeof err)) {
+        return xasprintf("%s: option shared_umem: %s.", name, err);
+    }
     return NULL;
 }
 
@@ -264,6 +273,7 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         port->config_error = NULL;
         sizes_changed = port->requested_ring_size != opts.ring_size
                         || port->requested_umem_frames != opts.umem_frames
+                        || port->requested_shared_umem != opts.shared_umem
                         /* The interface went away or came back (the
                          * bridge calls us when interfaces change): reopen
                          * on the interface that has the name now. */
@@ -271,6 +281,7 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
                             && port->ifindex != ifindex);
         port->requested_ring_size = opts.ring_size;
         port->requested_umem_frames = opts.umem_frames;
+        port->requested_shared_umem = opts.shared_umem;
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 
@@ -329,6 +340,11 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
         smap_add_format(smap, "n_rxq", "%u", info.n_queues);
         smap_add_format(smap, "ring_size", "%u", info.ring_size);
         smap_add_format(smap, "umem_frames", "%u", info.n_frames);
+        smap_add_format(smap, "umem_id", "%"PRIu32, info.umem_id);
+        smap_add_format(smap, "umem_shared_by", "%u", info.umem_devices);
+        if (info.umem_share_reason[0]) {
+            smap_add(smap, "umem_share_reason", info.umem_share_reason);
+        }
         smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
         smap_add(smap, "xdp_prog_attached",
                  info.prog_attached ? "true" : "false");
@@ -391,6 +407,8 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
         .frame_meta_size = afxdp_frame_meta_size(),
         .ring_size = port->requested_ring_size,
         .n_frames = port->requested_umem_frames,
+        .share_umem = port->requested_shared_umem,
+        .frame_meta_init = afxdp_pool_init_packets,
     };
     struct afxdp_dev_info info;
     char err[512];
@@ -423,6 +441,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     }
     port->ring_size = port->requested_ring_size;
     port->umem_frames = port->requested_umem_frames;
+    port->shared_umem = port->requested_shared_umem;
     netdev->n_rxq = info.n_queues;
     netdev->n_txq = info.n_queues;
     dev->xdp_mode_in_use = ovs_mode(info.mode_in_use);
@@ -432,7 +451,6 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
 
         xsk->queue = afxdp_dev_queue(port->core, i);
         xsk->pool = afxdp_queue_pool(xsk->queue);
-        afxdp_pool_init_packets(xsk->pool, info.n_frames);
         dev->xsks[i] = xsk;
     }
     dev->tx_locks = xzalloc_cacheline(info.n_queues * sizeof *dev->tx_locks);
@@ -460,6 +478,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         && dev->use_need_wakeup == dev->requested_need_wakeup
         && port->ring_size == port->requested_ring_size
         && port->umem_frames == port->requested_umem_frames
+        && port->shared_umem == port->requested_shared_umem
         && dev->xsks) {
         goto out;
     }
@@ -515,6 +534,7 @@ netdev_afxdp_construct(struct netdev *netdev)
 
     port = xzalloc(sizeof *port);
     port->netdev = netdev;
+    port->requested_shared_umem = true;
     ovs_mutex_lock(&afxdp_ports_mutex);
     hmap_insert(&afxdp_ports, &port->node, hash_pointer(netdev, 0));
     ovs_mutex_unlock(&afxdp_ports_mutex);
@@ -670,6 +690,7 @@ afxdp_send(struct netdev *netdev, struct xsk_socket_info *xsk,
     DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
         pkts[i].data = dp_packet_data(packet);
         pkts[i].len = dp_packet_size(packet);
+        pkts[i].pool = afxdp_packet_pool(packet);
     }
     dropped = afxdp_queue_send(xsk->queue, pkts, dp_packet_batch_size(batch),
                                &events, &error);
@@ -688,7 +709,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     int error = 0;
 
     if (OVS_UNLIKELY(!dev->xsks || !netdev_n_txq(netdev))) {
-        afxdp_free_batch(batch);
+        afxdp_free_batch(batch, NULL);
         return 0;
     }
     qid = qid % netdev_n_txq(netdev);
@@ -701,7 +722,9 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     } else {
         error = afxdp_send(netdev, xsk, batch);
     }
-    afxdp_free_batch(batch);
+    /* Frames of the queue's own UMEM went out in place: the send took
+     * them back.  The rest were copied and are ours to free. */
+    afxdp_free_batch(batch, xsk->pool);
     return error;
 }
 
@@ -831,6 +854,12 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
     ds_put_format(s, "  queues: %u, ring size %u, UMEM frames %u (%u KiB) "
                   "per queue\n", info.n_queues, info.ring_size,
                   info.n_frames, info.n_frames * (AFXDP_FRAME_SIZE / 1024));
+    ds_put_format(s, "  UMEM %"PRIu32": %u frames (%u MiB), used by %u "
+                  "port%s%s%s\n", info.umem_id, info.umem_frames,
+                  info.umem_frames / (1024 * 1024 / AFXDP_FRAME_SIZE),
+                  info.umem_devices, info.umem_devices == 1 ? "" : "s",
+                  info.umem_share_reason[0] ? "; " : "",
+                  info.umem_share_reason);
     for (unsigned i = 0; i < info.n_queues; i++) {
         struct afxdp_queue *q = afxdp_dev_queue(port->core, i);
         struct afxdp_frame_counts f;

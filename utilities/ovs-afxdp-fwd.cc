@@ -1,12 +1,13 @@
 // ovs-afxdp-fwd: the benchmark's baseline, an AF_XDP forwarder with no
 // switch in it.
 //
-//   ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] [--no-need-wakeup]
+//   ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] [--no-need-wakeup] [--copy]
 //
-// Opens IN and OUT through the same core OVS runs (lib/afxdp), then for
-// SECONDS receives bursts of 32 on IN and sends each burst out of OUT
-// (copied into OUT's UMEM, as between two OVS ports), giving the frames
-// back at once.  No parsing, no flow lookup, no batching across ports: what
+// Opens IN and OUT through the same core OVS runs (lib/afxdp), sharing one
+// UMEM as two OVS ports do, then for SECONDS receives bursts of 32 on IN
+// and sends each burst out of OUT in place.  With --copy each device has
+// its own UMEM and every packet is copied into OUT's, as between OVS ports
+// with options:shared_umem=false.  No parsing, no flow lookup, no batching across ports: what
 // is left is the AF_XDP cost OVS cannot avoid.  Pin it to the core the PMD
 // would use.  Prints "forwarded PACKETS SECONDS MPPS dropped N"; the rate
 // is over the whole run, which starts before the traffic does: the
@@ -28,12 +29,12 @@ int
 usage()
 {
     std::fprintf(stderr, "usage: ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] "
-                 "[--no-need-wakeup]\n");
+                 "[--no-need-wakeup] [--copy]\n");
     return 2;
 }
 
 afxdp_dev *
-open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw)
+open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw, bool share)
 {
     afxdp_dev_config cfg = {};
     cfg.ifname = ifname;
@@ -41,6 +42,7 @@ open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw)
     cfg.mode = mode;
     cfg.use_need_wakeup = nw;
     cfg.numa_node = -1;
+    cfg.share_umem = share;
     char err[512];
     afxdp_dev *dev = nullptr;
     if (int e = afxdp_dev_open(&cfg, &dev, err, sizeof err)) {
@@ -62,6 +64,7 @@ main(int argc, char **argv)
     double seconds = std::atof(argv[3]);
     afxdp_xdp_mode mode = AFXDP_MODE_BEST_EFFORT;
     bool nw = afxdp_need_wakeup_supported();
+    bool share = true;
     for (int i = 4; i < argc; i++) {
         std::string opt = argv[i];
         char err[256];
@@ -72,6 +75,8 @@ main(int argc, char **argv)
             }
         } else if (opt == "--no-need-wakeup") {
             nw = false;
+        } else if (opt == "--copy") {
+            share = false;
         } else {
             return usage();
         }
@@ -81,8 +86,8 @@ main(int argc, char **argv)
     }
     // Warnings and errors only: the benchmark keeps stdout for the figures.
     afxdp_set_log_handler(nullptr, AFXDP_LOG_WARN);
-    afxdp_dev *in = open_dev(argv[1], mode, nw);
-    afxdp_dev *out = in ? open_dev(argv[2], mode, nw) : nullptr;
+    afxdp_dev *in = open_dev(argv[1], mode, nw, share);
+    afxdp_dev *out = in ? open_dev(argv[2], mode, nw, share) : nullptr;
     if (!out) {
         afxdp_dev_close(in);
         return 1;
@@ -90,6 +95,8 @@ main(int argc, char **argv)
     afxdp_queue *rxq = afxdp_dev_queue(in, 0);
     afxdp_queue *txq = afxdp_dev_queue(out, 0);
     afxdp_pool *pool = afxdp_queue_pool(rxq);
+    // Shared: the send takes the frames; copied: they are ours to put.
+    bool in_place = pool == afxdp_queue_pool(txq);
 
     afxdp_rx_frame frames[kBurst];
     afxdp_tx_packet pkts[kBurst];
@@ -112,10 +119,13 @@ main(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             pkts[i].data = frames[i].data;
             pkts[i].len = frames[i].len;
+            pkts[i].pool = pool;
             done[i] = frames[i].data;
         }
         dropped += afxdp_queue_send(txq, pkts, n, &events, &error);
-        afxdp_pool_put_n(pool, done, n);
+        if (!in_place) {
+            afxdp_pool_put_n(pool, done, n);
+        }
         forwarded += n;
     }
     double secs = std::chrono::duration<double>(Clock::now() - start).count();

@@ -120,6 +120,14 @@ struct afxdp_dev_config {
     unsigned n_frames;        /* UMEM frames per queue, at least twice
                                * ring_size; 0: default. */
     size_t frame_meta_size;   /* Caller's per-frame metadata bytes. */
+    bool share_umem;          /* Share one UMEM with other devices of this
+                               * process (same NUMA node), so that packets
+                               * received on one are sent on the other in
+                               * place, not copied. */
+    /* Called once for each new pool, before any of its frames is handed
+     * out, to prepare the caller's metadata of its 'n_frames' frames; may
+     * be NULL. */
+    void (*frame_meta_init)(struct afxdp_pool *, unsigned n_frames);
 };
 
 /* Opens 'cfg->ifname': attaches our XDP program in the requested mode (or
@@ -158,8 +166,17 @@ struct afxdp_dev_info {
                                       * replace it); asks the kernel. */
     unsigned n_queues;
     unsigned ring_size;
-    unsigned n_frames;               /* Per queue. */
+    unsigned n_frames;               /* Per queue, as configured. */
     uint32_t prog_id;                /* Our XDP program's id. */
+    uint32_t umem_id;                /* The pool's number in this process:
+                                      * devices with the same number share
+                                      * their frames. */
+    unsigned umem_frames;            /* Frames in that pool. */
+    unsigned umem_devices;           /* Devices using it now. */
+    bool umem_share_requested;       /* As configured. */
+    const char *umem_share_reason;   /* Why sharing was requested and this
+                                      * device has a pool of its own; "" if
+                                      * not so. */
 };
 void afxdp_dev_get_info(const struct afxdp_dev *, struct afxdp_dev_info *)
     AFXDP_NOEXCEPT;
@@ -198,10 +215,15 @@ size_t afxdp_queue_recv(struct afxdp_queue *, struct afxdp_rx_frame *,
                         size_t max, int *qfill, unsigned *events,
                         int *error) AFXDP_NOEXCEPT;
 
-/* One packet to send: copied into a frame of the queue's own UMEM. */
+/* One packet to send.  If 'pool' is the queue's own pool (see
+ * afxdp_queue_pool()), 'data' is inside a frame the caller received from
+ * it, and the frame goes on the TX ring as it is: the send takes the frame
+ * back, sent or dropped, and the caller must not put it.  Otherwise the
+ * packet is copied into a free frame and stays the caller's. */
 struct afxdp_tx_packet {
     const void *data;
     uint32_t len;
+    const struct afxdp_pool *pool;   /* The frame's pool, or NULL. */
 };
 
 /* Sends 'n' packets, reaping completions and kicking the kernel as needed.
@@ -249,6 +271,9 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     AFXDP_STAT(fill_no_frames)                                              \
     /* Packets queued on the TX ring. */                                    \
     AFXDP_STAT(tx_packets)                                                  \
+    /* Of those, packets sent in place from a frame of the shared UMEM,     \
+     * without a copy. */                                                   \
+    AFXDP_STAT(tx_in_place)                                                 \
     /* afxdp_queue_send() calls that queued at least one packet. */         \
     AFXDP_STAT(tx_batches)                                                  \
     /* sendto() calls made to kick TX. */                                   \

@@ -110,6 +110,36 @@ afxdp_mode_name_of(afxdp_xdp_mode m) noexcept
     return m < AFXDP_MODE_N ? kModes[m].name : "unknown";
 }
 
+void
+afxdp_dev::PoolRef::reset(afxdp_pool *p, uint32_t demand) noexcept
+{
+    if (pool_) {
+        pool_->release(demand_);
+    }
+    pool_ = p;
+    demand_ = demand;
+}
+
+int
+afxdp_dev::take_pool(const afxdp_dev_config &cfg, bool share, char *why,
+                     size_t whylen) noexcept
+{
+    uint32_t demand = n_frames_ * n_queues_;
+    bool created;
+    auto p = afxdp_pool::acquire(demand, cfg.frame_meta_size, cfg.numa_node,
+                                 share, cfg.frame_meta_init, &created);
+    if (!p.ok()) {
+        std::snprintf(why, whylen, "allocating %u UMEM frames failed: %s",
+                      demand, std::strerror(-p.error()));
+        return p.error();
+    }
+    pool_.reset(p.value(), demand);
+    afxdp::log(AFXDP_LOG_DBG, "%s: %s UMEM %u (%u frames)", cfg.ifname,
+               created ? "new" : "joined", p.value()->id(),
+               p.value()->n_frames());
+    return 0;
+}
+
 int
 afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
                     size_t whylen) noexcept
@@ -130,11 +160,9 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.zero_copy_mode = mode == AFXDP_MODE_NATIVE_ZC;
         qc.use_need_wakeup = cfg.use_need_wakeup;
         qc.ring_size = ring_size_;
-        qc.n_frames = n_frames_;
-        qc.meta_size = cfg.frame_meta_size;
+        qc.pool = pool_.get();
         qc.memlock_charged = !have_cap_ipc_lock();
-        qc.numa_node = cfg.numa_node;
-        auto queue = afxdp_queue::create(qc, why, whylen);
+        auto queue = afxdp_queue::create(qc, why, whylen, &last_umem_failed_);
         if (!queue.ok()) {
             for (unsigned i = 0; i < q; i++) {
                 queues_[i].reset();
@@ -203,7 +231,15 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         return R::failure(-EINVAL);
     }
     d->need_wakeup_requested_ = cfg.use_need_wakeup;
-    ensure_memlock(size_t(d->n_frames_) * afxdp::kFrameSize * cfg.n_queues);
+    d->share_requested_ = cfg.share_umem;
+    char why[256] = "";
+    int e = d->take_pool(cfg, cfg.share_umem, why, sizeof why);
+    if (e) {
+        std::snprintf(err, errlen, "%s: %s", cfg.ifname, why);
+        return R::failure(e);
+    }
+    // Each socket registers the whole pool as its UMEM.
+    ensure_memlock(d->pool_.get()->area_size() * cfg.n_queues);
 
     auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
     if (!prog.ok()) {
@@ -218,10 +254,24 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         first = AFXDP_MODE_NATIVE_ZC;
         last = AFXDP_MODE_GENERIC;
     }
-    int e = -EINVAL;
-    char why[256] = "";
+    e = -EINVAL;
     for (unsigned m = first; m <= last; m++) {
         e = d->try_mode(cfg, afxdp_xdp_mode(m), why, sizeof why);
+        if (e && d->last_umem_failed_ && d->pool_.get()->devices() > 1) {
+            // The kernel would not register memory another device's
+            // sockets have registered too.  The port must still work: give
+            // it frames of its own, and copy what other ports send it.
+            char why2[256];
+            if (!d->take_pool(cfg, false, why2, sizeof why2)) {
+                std::snprintf(d->share_reason_, sizeof d->share_reason_,
+                              "sharing refused (%s)", why);
+                afxdp::log(AFXDP_LOG_WARN, "%s: UMEM sharing with other "
+                           "ports failed: %s; this port uses a UMEM of its "
+                           "own, and packets between it and other ports "
+                           "are copied.", cfg.ifname, why);
+                e = d->try_mode(cfg, afxdp_xdp_mode(m), why, sizeof why);
+            }
+        }
         if (!e) {
             d->mode_ = afxdp_xdp_mode(m);
             if (cfg.mode == AFXDP_MODE_BEST_EFFORT) {
@@ -269,4 +319,10 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->ring_size = ring_size_;
     out->n_frames = n_frames_;
     out->prog_id = prog_.id();
+    afxdp_pool *p = pool_.get();
+    out->umem_id = p ? p->id() : 0;
+    out->umem_frames = p ? p->n_frames() : 0;
+    out->umem_devices = p ? p->devices() : 0;
+    out->umem_share_requested = share_requested_;
+    out->umem_share_reason = share_reason_;
 }

@@ -47,11 +47,33 @@ private:
     int try_mode(const afxdp_dev_config &, afxdp_xdp_mode, char *why,
                  size_t whylen) noexcept;
 
-    // Destroyed bottom-up: the queues (sockets) first, then the
-    // attachment, then the program, then the claim on the interface.
+    // The device's reference to its frames' pool, given back after the
+    // queues have returned what their rings held.
+    class PoolRef {
+    public:
+        PoolRef() = default;
+        PoolRef(const PoolRef &) = delete;
+        PoolRef &operator=(const PoolRef &) = delete;
+        ~PoolRef() { reset(); }
+        void reset(afxdp_pool *p = nullptr, uint32_t demand = 0) noexcept;
+        afxdp_pool *get() const noexcept { return pool_; }
+
+    private:
+        afxdp_pool *pool_ = nullptr;
+        uint32_t demand_ = 0;
+    };
+
+    // Takes a pool: shared if 'share'.  Fills 'why' on failure.
+    int take_pool(const afxdp_dev_config &, bool share, char *why,
+                  size_t whylen) noexcept;
+
+    // Destroyed bottom-up: the queues (sockets) first, then the pool
+    // reference, the attachment, the program, and the claim on the
+    // interface.
     Claim claim_;
     afxdp::XskProgram prog_;
     afxdp::XdpAttachment attachment_;
+    PoolRef pool_;
     std::unique_ptr<afxdp_queue> queues_[AFXDP_MAX_QUEUES];
     unsigned n_queues_ = 0;
     int ifindex_ = 0;
@@ -59,6 +81,9 @@ private:
     bool need_wakeup_requested_ = false;
     unsigned ring_size_ = 0;
     unsigned n_frames_ = 0;
+    bool share_requested_ = false;
+    char share_reason_[160] = "";   // Why sharing was asked and is not so.
+    bool last_umem_failed_ = false; // try_mode failed registering a UMEM.
 };
 
 #endif  // AFXDP_DEVICE_HH

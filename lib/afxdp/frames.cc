@@ -156,6 +156,13 @@ afxdp_pool::create(uint32_t n_frames, size_t meta_size, int numa_node) noexcept
             return R::failure(-ENOMEM);
         }
     }
+    p->owner_.reset(new (std::nothrow) std::atomic<uint8_t>[n_frames]);
+    if (!p->owner_) {
+        return R::failure(-ENOMEM);
+    }
+    for (uint32_t i = 0; i < n_frames; i++) {
+        p->owner_[i].store(0, std::memory_order_relaxed);
+    }
     // Push in reverse so that frame 0 is handed out first.
     for (uint32_t i = n_frames; i-- > 0;) {
         p->stack_.push(i);
@@ -225,28 +232,174 @@ void
 afxdp_pool::put_from_app(const void *const *data, size_t n) noexcept
 {
     uint32_t frames[32];
-    bool last = false;
 
     while (n > 0) {
         uint32_t k = n < 32 ? uint32_t(n) : 32;
         for (uint32_t i = 0; i < k; i++) {
             frames[i] = frame_of(data[i]);
         }
-        lock_.lock();
-        move(frames, k, afxdp::FrameState::kApp, afxdp::FrameState::kFree);
-        stack_.push(frames, k);
-        // Under the lock, so that retire() and the last put agree on who
-        // frees.
-        uint32_t left = in_app_.fetch_sub(k, std::memory_order_relaxed) - k;
-        last = retired_ && left == 0;
-        lock_.unlock();
         data += k;
         n -= k;
+        // The last put on a retired pool frees it: nothing after that.
+        put_app_frames(frames, k);
     }
+}
+
+void
+afxdp_pool::put_app_frames(const uint32_t *frames, uint32_t n) noexcept
+{
+    lock_.lock();
+    move(frames, n, afxdp::FrameState::kApp, afxdp::FrameState::kFree);
+    stack_.push(frames, n);
+    // Under the lock, so that retire() and the last put agree on who
+    // frees.
+    uint32_t left = in_app_.fetch_sub(n, std::memory_order_relaxed) - n;
+    bool last = retired_ && left == 0;
+    lock_.unlock();
     if (last) {
         n_retired.fetch_sub(1, std::memory_order_relaxed);
         delete this;
     }
+}
+
+namespace {
+
+// Pools devices may join, process-wide.  Opening and closing devices is
+// rare (OVS: the main thread, at reconfiguration): a mutex and a small
+// array are enough.
+std::mutex registry_mutex;
+afxdp_pool *registry[64];
+uint32_t next_pool_id = 1;
+
+}  // namespace
+
+Result<afxdp_pool *>
+afxdp_pool::acquire(uint32_t demand, size_t meta_size, int numa_node,
+                    bool share, void (*init)(afxdp_pool *, uint32_t),
+                    bool *created) noexcept
+{
+    std::lock_guard<std::mutex> g(registry_mutex);
+    size_t line_meta = (meta_size + 63) & ~size_t(63);
+    *created = false;
+    if (share) {
+        for (afxdp_pool *p : registry) {
+            if (p && p->numa_node_ == numa_node
+                && p->meta_size_ == line_meta
+                && p->reserved_ + demand <= p->n_frames()) {
+                p->reserved_ += demand;
+                p->devices_++;
+                return p;
+            }
+        }
+    }
+
+    afxdp_pool **slot = nullptr;
+    for (afxdp_pool *&p : registry) {
+        if (!p) {
+            slot = &p;
+            break;
+        }
+    }
+    // Room for a peer as large as this device when sharing; just this
+    // device when a registry slot or the memory for a peer is missing.
+    auto r = Result<std::unique_ptr<afxdp_pool>>::failure(-ENOMEM);
+    if (share && slot && uint64_t(demand) * 2 <= AFXDP_MAX_FRAMES) {
+        r = create(demand * 2, meta_size, numa_node);
+    }
+    if (!r.ok()) {
+        share = false;
+        r = create(demand, meta_size, numa_node);
+    }
+    if (!r.ok()) {
+        return Result<afxdp_pool *>::failure(r.error());
+    }
+    afxdp_pool *p = r.take().release();
+    p->id_ = next_pool_id++;
+    p->numa_node_ = numa_node;
+    p->reserved_ = demand;
+    p->devices_ = 1;
+    if (init) {
+        init(p, p->n_frames());
+    }
+    if (share) {
+        p->shareable_ = true;
+        *slot = p;
+    }
+    *created = true;
+    return p;
+}
+
+void
+afxdp_pool::release(uint32_t demand) noexcept
+{
+    {
+        std::lock_guard<std::mutex> g(registry_mutex);
+        reserved_ -= demand;
+        if (--devices_ > 0) {
+            return;
+        }
+        for (afxdp_pool *&p : registry) {
+            if (p == this) {
+                p = nullptr;
+            }
+        }
+    }
+    retire(this);
+}
+
+unsigned
+afxdp_pool::devices() const noexcept
+{
+    std::lock_guard<std::mutex> g(registry_mutex);
+    return devices_;
+}
+
+uint8_t
+afxdp_pool::add_queue() noexcept
+{
+    std::lock_guard<std::mutex> g(registry_mutex);
+    for (unsigned s = 1; s < 256; s++) {
+        if (!slot_used_[s]) {
+            slot_used_[s] = true;
+            return uint8_t(s);
+        }
+    }
+    return 0;
+}
+
+uint32_t
+afxdp_pool::remove_queue(uint8_t slot) noexcept
+{
+    uint32_t back[64];
+    uint32_t n_back = 0, total = 0;
+
+    lock_.lock();
+    for (uint32_t f = 0; f < n_frames(); f++) {
+        if (owner_[f].load(std::memory_order_relaxed) != slot) {
+            continue;
+        }
+        owner_[f].store(0, std::memory_order_relaxed);
+        if (afxdp::kFrameDebug) {
+            // In the fill/RX rings or the TX/completion rings.
+            afxdp::FrameState from = state(f);
+            move(&f, 1, from == afxdp::FrameState::kTx
+                        ? afxdp::FrameState::kTx : afxdp::FrameState::kFill,
+                 afxdp::FrameState::kFree);
+        }
+        back[n_back++] = f;
+        if (n_back == 64) {
+            stack_.push(back, n_back);
+            total += n_back;
+            n_back = 0;
+        }
+    }
+    stack_.push(back, n_back);
+    total += n_back;
+    lock_.unlock();
+
+    std::lock_guard<std::mutex> g(registry_mutex);
+    slot_used_[slot] = false;
+    return total;
 }
 
 void

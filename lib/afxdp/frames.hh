@@ -154,6 +154,50 @@ public:
 
     // From any thread: a frame lent to the caller comes back.
     void put_from_app(const void *const *data, size_t n) noexcept;
+    // The same, by frame number.
+    void put_app_frames(const uint32_t *frames, uint32_t n) noexcept;
+    // Frames lent to the caller go straight to a TX ring of a queue
+    // sharing this pool (sent in place, not copied).
+    void take_from_app(const uint32_t *frames, uint32_t n) noexcept
+    {
+        move(frames, n, afxdp::FrameState::kApp, afxdp::FrameState::kTx);
+        in_app_.fetch_sub(n, std::memory_order_relaxed);
+    }
+
+    // --- Sharing one pool between devices. --------------------------------
+    //
+    // A device that needs 'demand' frames joins a shareable pool on its
+    // NUMA node that still has room for them, or makes a new one with room
+    // for a peer of its size (2 * demand frames), so that two ports forward
+    // to each other by frame address.  With 'share' false it gets a pool of
+    // its own of exactly 'demand' frames.  'init' (may be NULL) runs once,
+    // on a new pool, before any frame is handed out.  Each call takes one
+    // device reference; release() gives it back and the last one retires
+    // the pool.  '*created' says whether the pool is new.
+    static afxdp::Result<afxdp_pool *> acquire(
+        uint32_t demand, size_t meta_size, int numa_node, bool share,
+        void (*init)(afxdp_pool *, uint32_t n_frames), bool *created)
+        noexcept;
+    void release(uint32_t demand) noexcept;
+
+    uint32_t id() const noexcept { return id_; }
+    bool shareable() const noexcept { return shareable_; }
+    // Devices using the pool now.
+    unsigned devices() const noexcept;
+
+    // Each queue on the pool has a slot, and each frame it gives its
+    // kernel rings is tagged with it, so that when the queue's socket is
+    // gone, the frames the kernel held for it come back.  add_queue()
+    // returns 0 when all 255 slots are taken.
+    uint8_t add_queue() noexcept;
+    // Returns how many frames came back.  Only once the socket is closed.
+    uint32_t remove_queue(uint8_t slot) noexcept;
+    // Hot path, by the queue's own thread: tag 'frame' as in the kernel
+    // rings of 'slot' (0: in none).
+    void set_owner(uint32_t frame, uint8_t slot) noexcept
+    {
+        owner_[frame].store(slot, std::memory_order_relaxed);
+    }
 
     uint32_t free_count() noexcept;
     uint32_t in_app() const noexcept
@@ -183,6 +227,14 @@ private:
     void move_checked(const uint32_t *frames, uint32_t n,
                       afxdp::FrameState from, afxdp::FrameState to) noexcept;
 
+    uint32_t id_ = 0;                     // For operators: "UMEM 3".
+    bool shareable_ = false;              // Other devices may join.
+    int numa_node_ = -1;
+    uint64_t reserved_ = 0;               // Frames devices asked for;
+    unsigned devices_ = 0;                // and how many devices: both
+                                          // under the registry's mutex.
+    bool slot_used_[256] = {};            // Queue slots, likewise.
+    std::unique_ptr<std::atomic<uint8_t>[]> owner_;   // Slot per frame.
     afxdp::Mapping area_;                 // The UMEM itself.
     afxdp::Mapping meta_;                 // Caller's per-frame metadata.
     size_t meta_size_ = 0;

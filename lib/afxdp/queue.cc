@@ -112,21 +112,24 @@ build(afxdp_queue *q, const QueueConfig &cfg, uint16_t bind_flags,
 }  // namespace
 
 Result<std::unique_ptr<afxdp_queue>>
-afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen) noexcept
+afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
+                    bool *umem_failed) noexcept
 {
     using R = Result<std::unique_ptr<afxdp_queue>>;
+    if (umem_failed) {
+        *umem_failed = false;
+    }
     std::unique_ptr<afxdp_queue> q(new (std::nothrow) afxdp_queue);
     if (!q) {
         return R::failure(-ENOMEM);
     }
-    auto pool = afxdp_pool::create(cfg.n_frames, cfg.meta_size,
-                                   cfg.numa_node);
-    if (!pool.ok()) {
-        std::snprintf(why, whylen, "allocating %u UMEM frames failed: %s",
-                      cfg.n_frames, std::strerror(-pool.error()));
-        return R::failure(pool.error());
+    q->slot_ = cfg.pool->add_queue();
+    if (!q->slot_) {
+        std::snprintf(why, whylen, "UMEM %u already has 255 queues",
+                      cfg.pool->id());
+        return R::failure(-EMFILE);
     }
-    q->pool_.reset(pool.take().release());
+    q->pool_ = cfg.pool;
     q->scratch_.reset(new (std::nothrow) uint32_t[cfg.ring_size]);
     if (!q->scratch_) {
         return R::failure(-ENOMEM);
@@ -165,6 +168,9 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen) noexcept
                       "built without need_wakeup support");
     }
     if (err) {
+        if (umem_failed) {
+            *umem_failed = !q->umem_;
+        }
         return R::failure(err);
     }
     q->need_wakeup_ = want_nw;
@@ -178,6 +184,20 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen) noexcept
     unsigned ev = 0;
     q->refill(&ev);
     return R(std::move(q));
+}
+
+afxdp_queue::~afxdp_queue()
+{
+    // Once the socket and its UMEM registration are gone the kernel holds
+    // none of our frames: whatever sat in this queue's four rings goes
+    // back to the pool, which other devices' queues may still be using.
+    xsk_.reset();
+    umem_.reset();
+    if (slot_) {
+        uint32_t n = pool_->remove_queue(slot_);
+        afxdp::log(AFXDP_LOG_DBG, "UMEM %u: %u frames back from a closed "
+                   "queue", pool_->id(), n);
+    }
 }
 
 int
@@ -209,6 +229,7 @@ afxdp_queue::refill(unsigned *events) noexcept
     fill_.reserve(n, &first);   // 'room' slots are known to be free.
     for (uint32_t i = 0; i < n; i++) {
         fill_.at(first + i) = uint64_t(scratch_[i]) << kFrameShift;
+        pool_->set_owner(scratch_[i], slot_);
     }
     fill_.submit();
     in_kernel_rx_ += n;
@@ -265,6 +286,7 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
         out[i].len = d.len;
         out[i].index = index;
         out[i].meta = meta;
+        pool_->set_owner(index, 0);
     }
     rx_.release();
     in_kernel_rx_ -= n;
@@ -295,6 +317,7 @@ afxdp_queue::reap_completions(unsigned *events) noexcept
     }
     for (uint32_t i = 0; i < n; i++) {
         scratch_[i] = uint32_t(comp_.at(first + i) >> kFrameShift);
+        pool_->set_owner(scratch_[i], 0);
     }
     comp_.release();
     pool_->put_from_kernel(scratch_.get(), n, FrameState::kTx);
@@ -375,49 +398,104 @@ size_t
 afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
                         unsigned *events, int *error) noexcept
 {
-    const afxdp_tx_packet *ok[kBurst];
-    uint32_t frames[kBurst];
+    // What becomes of each packet, in order: a frame number (its own frame
+    // sent in place, or a free one it is copied into), or kDropped.
+    constexpr uint32_t kDropped = UINT32_MAX;
+    uint32_t frame[kBurst];
+    bool in_place[kBurst];
+    uint32_t copies[kBurst];
+    uint32_t n_copy = 0, n_in_place = 0;
     uint32_t dropped = 0;
-    uint32_t n_ok = 0;
+    uint8_t *area = pool_->area();
 
     for (uint32_t i = 0; i < n; i++) {
-        if (pkts[i].len <= kMaxTxLen) {
-            ok[n_ok++] = &pkts[i];
+        const afxdp_tx_packet &p = pkts[i];
+        in_place[i] = false;
+        frame[i] = kDropped;
+        if (p.pool == pool_) {
+            // A frame of ours lent to the caller: it may have moved its
+            // data within the frame (a pushed header) but never out of it.
+            uint64_t off = uint64_t(static_cast<const uint8_t *>(p.data)
+                                    - area);
+            if (p.len && (off & (kFrameSize - 1)) + p.len <= kFrameSize) {
+                in_place[i] = true;
+                frame[i] = uint32_t(off >> kFrameShift);
+                n_in_place++;
+                continue;
+            }
+            // Cannot happen with OVS's dp_packets; give the frame back.
+            uint32_t f = uint32_t(off >> kFrameShift);
+            pool_->put_app_frames(&f, 1);
+            stats_.tx_dropped_too_long++;
+            dropped++;
+        } else if (p.len <= kMaxTxLen) {
+            copies[n_copy++] = i;
         } else {
             stats_.tx_dropped_too_long++;
             dropped++;
         }
     }
 
-    uint32_t have = pool_->get(n_ok, frames, FrameState::kTx);
-    if (have < n_ok) {
+    uint32_t got[kBurst];
+    uint32_t have = pool_->get(n_copy, got, FrameState::kTx);
+    if (have < n_copy) {
         reap_completions(events);
-        have += pool_->get(n_ok - have, frames + have, FrameState::kTx);
-        stats_.tx_dropped_no_frames += n_ok - have;
-        dropped += n_ok - have;
+        have += pool_->get(n_copy - have, got + have, FrameState::kTx);
+        stats_.tx_dropped_no_frames += n_copy - have;
+        dropped += n_copy - have;
+    }
+    for (uint32_t k = 0; k < have; k++) {
+        frame[copies[k]] = got[k];
     }
 
+    uint32_t want = n_in_place + have;
     uint32_t first;
-    uint32_t slots = reserve_tx(have, &first, events, error);
-    if (slots < have) {
-        pool_->put_from_kernel(frames + slots, have - slots,
-                               FrameState::kTx);
-        stats_.tx_dropped_ring_full += have - slots;
-        dropped += have - slots;
+    uint32_t slots = reserve_tx(want, &first, events, error);
+    if (slots < want) {
+        // Drop the last packets: those the ring has no room for.
+        uint32_t excess = want - slots;
+        stats_.tx_dropped_ring_full += excess;
+        dropped += excess;
+        for (uint32_t i = n; i-- > 0 && excess;) {
+            if (frame[i] == kDropped) {
+                continue;
+            }
+            if (in_place[i]) {
+                pool_->put_app_frames(&frame[i], 1);
+            } else {
+                pool_->put_from_kernel(&frame[i], 1, FrameState::kTx);
+            }
+            frame[i] = kDropped;
+            excess--;
+        }
     }
 
-    uint8_t *area = pool_->area();
-    for (uint32_t i = 0; i < slots; i++) {
-        uint64_t addr = uint64_t(frames[i]) << kFrameShift;
-        std::memcpy(area + addr, ok[i]->data, ok[i]->len);
-        xdp_desc &d = tx_.at(first + i);
+    uint32_t slot = first, sent_in_place = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t f = frame[i];
+        if (f == kDropped) {
+            continue;
+        }
+        uint64_t addr;
+        if (in_place[i]) {
+            addr = uint64_t(static_cast<const uint8_t *>(pkts[i].data)
+                            - area);
+            pool_->take_from_app(&f, 1);
+            sent_in_place++;
+        } else {
+            addr = uint64_t(f) << kFrameShift;
+            std::memcpy(area + addr, pkts[i].data, pkts[i].len);
+        }
+        pool_->set_owner(f, slot_);
+        xdp_desc &d = tx_.at(slot++);
         d.addr = addr;
-        d.len = ok[i]->len;
+        d.len = pkts[i].len;
         d.options = 0;
     }
     tx_.submit();
     in_kernel_tx_ += slots;
     stats_.tx_packets += slots;
+    stats_.tx_in_place += sent_in_place;
     stats_.tx_batches += slots > 0;
     if (tx_.pending()) {
         kick_tx(events, error);

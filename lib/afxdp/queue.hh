@@ -25,9 +25,9 @@ struct QueueConfig {
     bool zero_copy_mode;      // TX completes asynchronously.
     bool use_need_wakeup;     // Ask for XDP_USE_NEED_WAKEUP.
     unsigned ring_size;
-    unsigned n_frames;
-    size_t meta_size;
-    int numa_node;
+    afxdp_pool *pool;         // The frames, possibly shared with queues of
+                              // other devices; registered as this socket's
+                              // own UMEM.
     bool memlock_charged;     // No CAP_IPC_LOCK: RLIMIT_MEMLOCK applies.
 };
 
@@ -46,8 +46,14 @@ public:
     // Creates the UMEM and the socket and fills the fill ring.  When the
     // kernel refuses XDP_USE_NEED_WAKEUP (EINVAL, as kernels before 5.4
     // do), binds again without it and says so in 'nw_reason'.
+    // '*umem_failed' (if not NULL) tells whether registering the pool's
+    // memory as a UMEM is what failed.
     static afxdp::Result<std::unique_ptr<afxdp_queue>> create(
-        const afxdp::QueueConfig &, char *why, size_t whylen) noexcept;
+        const afxdp::QueueConfig &, char *why, size_t whylen,
+        bool *umem_failed = nullptr) noexcept;
+    ~afxdp_queue();
+    afxdp_queue(const afxdp_queue &) = delete;
+    afxdp_queue &operator=(const afxdp_queue &) = delete;
 
     size_t recv(afxdp_rx_frame *out, size_t max, int *qfill,
                 unsigned *events, int *error) noexcept;
@@ -55,7 +61,7 @@ public:
                 int *error) noexcept;
 
     int fd() const noexcept;
-    afxdp_pool *pool() const noexcept { return pool_.get(); }
+    afxdp_pool *pool() const noexcept { return pool_; }
     bool need_wakeup_in_use() const noexcept { return need_wakeup_; }
     const char *need_wakeup_reason() const noexcept { return nw_reason_; }
     bool zero_copy_confirmed() const noexcept;
@@ -76,9 +82,10 @@ private:
     void kick_tx(unsigned *events, int *error) noexcept;
     void reap_completions(unsigned *events) noexcept;
 
-    // Members are destroyed bottom-up: socket, then UMEM, then the frames
-    // (retired, not freed, while the caller still holds some).
-    afxdp::PoolHandle pool_;
+    // The destructor closes the socket, then the UMEM, then takes back
+    // from the pool the frames the kernel held for this queue.
+    afxdp_pool *pool_ = nullptr;            // The device's reference.
+    uint8_t slot_ = 0;                      // Our tag in the pool.
     std::unique_ptr<uint32_t[]> scratch_;   // ring_size frame numbers.
     xsk_ring_prod lib_fill_{};              // libxdp's ring handles, which
     xsk_ring_cons lib_comp_{};              // it keeps pointers to while
