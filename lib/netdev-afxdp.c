@@ -341,6 +341,7 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
         smap_add_format(smap, "ring_size", "%u", info.ring_size);
         smap_add_format(smap, "umem_frames", "%u", info.n_frames);
         smap_add_format(smap, "umem_id", "%"PRIu32, info.umem_id);
+        smap_add_format(smap, "umem_total_frames", "%u", info.umem_frames);
         smap_add_format(smap, "umem_shared_by", "%u", info.umem_devices);
         if (info.umem_share_reason[0]) {
             smap_add(smap, "umem_share_reason", info.umem_share_reason);
@@ -829,6 +830,36 @@ netdev_afxdp_get_custom_stats(const struct netdev *netdev,
 /* ovs-appctl afxdp/show [PORT].                                      */
 /* ------------------------------------------------------------------ */
 
+/* Where the frames of UMEM 'umem_id' are, over every queue of every port
+ * that shares it: they must add up to its total. */
+static void
+afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    uint64_t in_kernel = 0;
+    struct afxdp_frame_counts f = { .total = 0 };
+    struct afxdp_port *port;
+
+    HMAP_FOR_EACH (port, node, &afxdp_ports) {
+        struct afxdp_dev_info info;
+
+        if (!port->core) {
+            continue;
+        }
+        afxdp_dev_get_info(port->core, &info);
+        if (info.umem_id != umem_id) {
+            continue;
+        }
+        for (unsigned i = 0; i < info.n_queues; i++) {
+            afxdp_queue_get_frames(afxdp_dev_queue(port->core, i), &f);
+            in_kernel += f.fill + f.tx;
+        }
+    }
+    ds_put_format(s, "  UMEM %"PRIu32" frames: total %"PRIu32", free %"PRIu32
+                  ", in kernel rings %"PRIu64", in OVS %"PRIu32"\n",
+                  umem_id, f.total, f.free, in_kernel, f.in_app);
+}
+
 static void
 afxdp_show_port(struct ds *s, struct afxdp_port *port)
     OVS_REQUIRES(afxdp_ports_mutex)
@@ -860,6 +891,7 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
                   info.umem_devices, info.umem_devices == 1 ? "" : "s",
                   info.umem_share_reason[0] ? "; " : "",
                   info.umem_share_reason);
+    afxdp_show_umem_frames(s, info.umem_id);
     for (unsigned i = 0; i < info.n_queues; i++) {
         struct afxdp_queue *q = afxdp_dev_queue(port->core, i);
         struct afxdp_frame_counts f;
@@ -874,11 +906,9 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
         ds_put_format(s, "  queue %u:\n", i);
         ds_put_format(s, "    needs wakeup now: fill ring %s, tx ring %s\n",
                       fill_wakeup ? "yes" : "no", tx_wakeup ? "yes" : "no");
-        ds_put_format(s, "    frames: total %"PRIu32", free %"PRIu32
-                      ", fill ring %"PRIu32", rx ring %"PRIu32
-                      ", tx/completion %"PRIu32", in OVS %"PRIu32"\n",
-                      f.total, f.free, f.fill_ring, f.rx_ring, f.tx,
-                      f.in_app);
+        ds_put_format(s, "    frames: fill ring %"PRIu32", rx ring %"PRIu32
+                      ", tx/completion %"PRIu32"\n",
+                      f.fill_ring, f.rx_ring, f.tx);
 #define AFXDP_STAT(NAME) \
         ds_put_format(s, "    %-26s %"PRIu64"\n", #NAME ":", qs.NAME);
         AFXDP_QUEUE_STATS

@@ -261,15 +261,23 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
             // The kernel would not register memory another device's
             // sockets have registered too.  The port must still work: give
             // it frames of its own, and copy what other ports send it.
-            char why2[256];
-            if (!d->take_pool(cfg, false, why2, sizeof why2)) {
-                std::snprintf(d->share_reason_, sizeof d->share_reason_,
-                              "sharing refused (%s)", why);
-                afxdp::log(AFXDP_LOG_WARN, "%s: UMEM sharing with other "
-                           "ports failed: %s; this port uses a UMEM of its "
-                           "own, and packets between it and other ports "
-                           "are copied.", cfg.ifname, why);
+            char shared_why[256];
+            std::snprintf(shared_why, sizeof shared_why, "%s", why);
+            if (!d->take_pool(cfg, false, why, sizeof why)) {
                 e = d->try_mode(cfg, afxdp_xdp_mode(m), why, sizeof why);
+            }
+            if (!e || !d->last_umem_failed_) {
+                // Registered alone, not shared (whatever else failed).
+                std::snprintf(d->share_reason_, sizeof d->share_reason_,
+                              "sharing refused: %s", shared_why);
+                afxdp::log(AFXDP_LOG_WARN, "%s: UMEM sharing with other "
+                           "ports failed (%s): this port uses a UMEM of its "
+                           "own, and packets between it and other ports "
+                           "are copied.", cfg.ifname, shared_why);
+            } else {
+                // Not the sharing, then: go on as if it had been private.
+                afxdp::log(AFXDP_LOG_DBG, "%s: with a UMEM of its own too: "
+                           "%s", cfg.ifname, why);
             }
         }
         if (!e) {

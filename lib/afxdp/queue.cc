@@ -63,7 +63,7 @@ build(afxdp_queue *q, const QueueConfig &cfg, uint16_t bind_flags,
       xsk_ring_prod *lib_fill, xsk_ring_cons *lib_comp, xsk_ring_cons *lib_rx,
       xsk_ring_prod *lib_tx, std::unique_ptr<xsk_umem, XskUmemDeleter> *umem,
       std::unique_ptr<xsk_socket, XskSocketDeleter> *xsk, char *why,
-      size_t whylen) noexcept
+      size_t whylen, bool *umem_failed) noexcept
 {
     (void) q;
     xsk_umem_config ucfg = {};
@@ -76,6 +76,7 @@ build(afxdp_queue *q, const QueueConfig &cfg, uint16_t bind_flags,
     xsk_umem *u = nullptr;
     int err = xsk_umem__create(&u, pool->area(), pool->area_size(), lib_fill,
                                lib_comp, &ucfg);
+    *umem_failed = err != 0;
     if (err) {
         std::snprintf(why, whylen, "registering the UMEM (%zu MiB) failed: "
                       "%s%s", pool->area_size() >> 20, std::strerror(-err),
@@ -135,6 +136,7 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
         return R::failure(-ENOMEM);
     }
 
+    bool at_umem = false;   // The last failure was the registration.
     bool want_nw = cfg.use_need_wakeup && compat::kNeedWakeupBuilt;
     uint16_t flags = cfg.bind_flags
                      | (want_nw ? compat::kBindNeedWakeup : 0);
@@ -142,7 +144,7 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
     for (int tries = 0;; tries++) {
         err = build(q.get(), cfg, flags, &q->lib_fill_, &q->lib_comp_,
                     &q->lib_rx_, &q->lib_tx_, &q->umem_, &q->xsk_, why,
-                    whylen);
+                    whylen, &at_umem);
         // A socket closed a moment ago still holds the queue until an RCU
         // grace period and a work item have run (10-20 ms here): a
         // reconfigure that closes and reopens must wait for it.
@@ -157,7 +159,7 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
         char why2[256];
         err = build(q.get(), cfg, cfg.bind_flags, &q->lib_fill_,
                     &q->lib_comp_, &q->lib_rx_, &q->lib_tx_, &q->umem_,
-                    &q->xsk_, why2, sizeof why2);
+                    &q->xsk_, why2, sizeof why2, &at_umem);
         if (!err) {
             want_nw = false;
             std::snprintf(q->nw_reason_, sizeof q->nw_reason_,
@@ -169,7 +171,7 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
     }
     if (err) {
         if (umem_failed) {
-            *umem_failed = !q->umem_;
+            *umem_failed = at_umem;
         }
         return R::failure(err);
     }

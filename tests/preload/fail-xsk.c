@@ -6,6 +6,10 @@
  *
  *   umem    setsockopt(SOL_XDP, XDP_UMEM_REG) fails with ENOMEM (the UMEM
  *           cannot be pinned: RLIMIT_MEMLOCK or memory pressure);
+ *   umem-shared
+ *           the same, but only for memory that a socket still open has
+ *           registered already (a kernel that would not let two sockets
+ *           register one UMEM area);
  *   socket  socket(AF_XDP, ...) fails with EMFILE (out of descriptors);
  *   bind    bind() of an AF_XDP socket fails with ENOMEM
  *           (socket made, UMEM registered and rings mapped, then the bind
@@ -72,6 +76,22 @@ socket(int domain, int type, int protocol)
     return real_socket(domain, type, protocol);
 }
 
+/* UMEM areas registered by sockets still open: the descriptor and the
+ * area's address, for "umem-shared".  Descriptors are small numbers. */
+#define MAX_FDS 4096
+static unsigned long long registered[MAX_FDS];
+
+static int
+registered_elsewhere(unsigned long long addr)
+{
+    for (int i = 0; i < MAX_FDS; i++) {
+        if (registered[i] == addr) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int
 setsockopt(int fd, int level, int optname, const void *optval,
            socklen_t optlen)
@@ -82,11 +102,41 @@ setsockopt(int fd, int level, int optname, const void *optval,
         real_setsockopt = (int (*)(int, int, int, const void *, socklen_t))
                           dlsym(RTLD_NEXT, "setsockopt");
     }
-    if (level == SOL_XDP && optname == XDP_UMEM_REG && fault_is("umem")) {
-        errno = ENOMEM;
-        return -1;
+    if (level == SOL_XDP && optname == XDP_UMEM_REG) {
+        unsigned long long addr = optval
+            ? ((const struct xdp_umem_reg *) optval)->addr : 0;
+
+        /* "umem-shared" first: "umem" is a prefix of it. */
+        if (fault_is("umem-shared")) {
+            if (registered_elsewhere(addr)) {
+                errno = EINVAL;
+                return -1;
+            }
+        } else if (fault_is("umem")) {
+            errno = ENOMEM;
+            return -1;
+        }
+        int r = real_setsockopt(fd, level, optname, optval, optlen);
+        if (!r && fd >= 0 && fd < MAX_FDS) {
+            registered[fd] = addr;
+        }
+        return r;
     }
     return real_setsockopt(fd, level, optname, optval, optlen);
+}
+
+int
+close(int fd)
+{
+    static int (*real_close)(int);
+
+    if (!real_close) {
+        real_close = (int (*)(int)) dlsym(RTLD_NEXT, "close");
+    }
+    if (fd >= 0 && fd < MAX_FDS) {
+        registered[fd] = 0;
+    }
+    return real_close(fd);
 }
 
 int
