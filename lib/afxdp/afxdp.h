@@ -107,7 +107,8 @@ bool afxdp_need_wakeup_supported(void) AFXDP_NOEXCEPT;
 
 struct afxdp_dev;     /* An interface: XDP program attachment + queues. */
 struct afxdp_queue;   /* One queue: socket, UMEM, four rings, stats. */
-struct afxdp_pool;    /* The frames of one queue's UMEM. */
+struct afxdp_pool;    /* UMEM frames: of one device, or shared by
+                       * several (afxdp_dev_config.share_umem). */
 
 struct afxdp_dev_config {
     const char *ifname;       /* Linux interface name. */
@@ -139,9 +140,10 @@ struct afxdp_dev_config {
 int afxdp_dev_open(const struct afxdp_dev_config *cfg, struct afxdp_dev **,
                    char *err, size_t errlen) AFXDP_NOEXCEPT;
 
-/* Closes the sockets and detaches our XDP program.  Frames still held by
- * the caller stay valid: each queue's pool is freed when its last frame
- * comes back through afxdp_pool_put*(). */
+/* Closes the sockets and detaches our XDP program.  The frames the
+ * device's rings held go back to its pool.  Frames still held by the
+ * caller stay valid: a pool no device uses any more is freed when its last
+ * frame comes back through afxdp_pool_put*(). */
 void afxdp_dev_close(struct afxdp_dev *) AFXDP_NOEXCEPT;
 
 /* True while our XDP program is still the one attached to the device in
