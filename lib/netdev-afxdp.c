@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <linux/if_xdp.h>
 #include <string.h>
+#include <strings.h>
 
 #include "afxdp.h"
 #include "coverage.h"
@@ -51,6 +52,14 @@ static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 struct xsk_socket_info {
     struct afxdp_queue *queue;    /* The core's queue. */
     struct afxdp_pool *pool;      /* Its frames. */
+    bool in_place;                /* It sends frames of 'pool' in place. */
+};
+
+/* options:shared_umem. */
+enum afxdp_sharing {
+    SHARING_AUTO,        /* Share; send in place only in zero-copy mode. */
+    SHARING_IN_PLACE,    /* Share; send in place in every mode. */
+    SHARING_OFF,         /* A UMEM of the port's own; always copy. */
 };
 
 struct netdev_afxdp_tx_lock {
@@ -70,8 +79,8 @@ struct afxdp_port {
     unsigned umem_frames;           /* UMEM frames in use; 0: default. */
     unsigned requested_ring_size;   /* From options:ring_size. */
     unsigned requested_umem_frames; /* From options:umem_frames. */
-    bool shared_umem;               /* UMEM sharing in use. */
-    bool requested_shared_umem;     /* From options:shared_umem. */
+    enum afxdp_sharing shared_umem; /* UMEM sharing in use. */
+    enum afxdp_sharing requested_shared_umem;  /* options:shared_umem. */
     int ifindex;                    /* Interface at the last open attempt
                                      * (negative errno if it had none). */
     bool warned_prog_gone;          /* Said our program was removed. */
@@ -144,7 +153,7 @@ struct afxdp_options {
     bool use_need_wakeup;
     unsigned ring_size;             /* 0: the default. */
     unsigned umem_frames;           /* 0: the default. */
-    bool shared_umem;
+    enum afxdp_sharing shared_umem;
 };
 
 /* Parses 'args' into 'opts'.  Returns NULL, or a message for the operator
@@ -227,10 +236,16 @@ afxdp_parse_options(const char *name, const struct smap *args,
         opts->umem_frames = 2 * ring;
     }
 
-    opts->shared_umem = true;
+    opts->shared_umem = SHARING_AUTO;
     s = smap_get(args, "shared_umem");
-    if (s && afxdp_parse_bool(s, &opts->shared_umem, err, sizeof err)) {
-        return xasprintf("%s: option shared_umem: %s.", name, err);
+    if (s && strcasecmp(s, "auto")) {
+        bool share;
+
+        if (afxdp_parse_bool(s, &share, err, sizeof err)) {
+            return xasprintf("%s: option shared_umem: \"%s\" is not "
+                             "\"auto\", \"true\" or \"false\".", name, s);
+        }
+        opts->shared_umem = share ? SHARING_IN_PLACE : SHARING_OFF;
     }
     return NULL;
 }
@@ -343,6 +358,9 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
         smap_add_format(smap, "umem_id", "%"PRIu32, info.umem_id);
         smap_add_format(smap, "umem_total_frames", "%u", info.umem_frames);
         smap_add_format(smap, "umem_shared_by", "%u", info.umem_devices);
+        smap_add(smap, "tx_in_place",
+                 afxdp_queue_sends_in_place(afxdp_dev_queue(port->core, 0))
+                 ? "true" : "false");
         if (info.umem_share_reason[0]) {
             smap_add(smap, "umem_share_reason", info.umem_share_reason);
         }
@@ -408,7 +426,8 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
         .frame_meta_size = afxdp_frame_meta_size(),
         .ring_size = port->requested_ring_size,
         .n_frames = port->requested_umem_frames,
-        .share_umem = port->requested_shared_umem,
+        .share_umem = port->requested_shared_umem != SHARING_OFF,
+        .in_place_copy_mode = port->requested_shared_umem == SHARING_IN_PLACE,
         .frame_meta_init = afxdp_pool_init_packets,
     };
     struct afxdp_dev_info info;
@@ -452,6 +471,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
 
         xsk->queue = afxdp_dev_queue(port->core, i);
         xsk->pool = afxdp_queue_pool(xsk->queue);
+        xsk->in_place = afxdp_queue_sends_in_place(xsk->queue);
         dev->xsks[i] = xsk;
     }
     dev->tx_locks = xzalloc_cacheline(info.n_queues * sizeof *dev->tx_locks);
@@ -535,7 +555,7 @@ netdev_afxdp_construct(struct netdev *netdev)
 
     port = xzalloc(sizeof *port);
     port->netdev = netdev;
-    port->requested_shared_umem = true;
+    port->requested_shared_umem = SHARING_AUTO;
     ovs_mutex_lock(&afxdp_ports_mutex);
     hmap_insert(&afxdp_ports, &port->node, hash_pointer(netdev, 0));
     ovs_mutex_unlock(&afxdp_ports_mutex);
@@ -725,7 +745,7 @@ netdev_afxdp_batch_send(struct netdev *netdev, int qid,
     }
     /* Frames of the queue's own UMEM went out in place: the send took
      * them back.  The rest were copied and are ours to free. */
-    afxdp_free_batch(batch, xsk->pool);
+    afxdp_free_batch(batch, xsk->in_place ? xsk->pool : NULL);
     return error;
 }
 

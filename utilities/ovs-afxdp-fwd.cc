@@ -1,13 +1,15 @@
 // ovs-afxdp-fwd: the benchmark's baseline, an AF_XDP forwarder with no
 // switch in it.
 //
-//   ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] [--no-need-wakeup] [--copy]
+//   ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] [--no-need-wakeup]
+//                 [--copy|--in-place] [--ring N]
 //
 // Opens IN and OUT through the same core OVS runs (lib/afxdp), sharing one
-// UMEM as two OVS ports do, then for SECONDS receives bursts of 32 on IN
-// and sends each burst out of OUT in place.  With --copy each device has
-// its own UMEM and every packet is copied into OUT's, as between OVS ports
-// with options:shared_umem=false.  No parsing, no flow lookup, no batching across ports: what
+// UMEM as two OVS ports do by default, then for SECONDS receives bursts of
+// 32 on IN and sends each burst out of OUT: copied in copy modes, in place
+// in zero-copy mode, as OVS ports with options:shared_umem=auto do.
+// --in-place sends in place in every mode (shared_umem=true); --copy gives
+// each device its own UMEM (shared_umem=false).  No parsing, no flow lookup, no batching across ports: what
 // is left is the AF_XDP cost OVS cannot avoid.  Pin it to the core the PMD
 // would use.  Prints "forwarded PACKETS SECONDS MPPS dropped N"; the rate
 // is over the whole run, which starts before the traffic does: the
@@ -29,12 +31,13 @@ int
 usage()
 {
     std::fprintf(stderr, "usage: ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] "
-                 "[--no-need-wakeup] [--copy]\n");
+                 "[--no-need-wakeup] [--copy|--in-place] [--ring N]\n");
     return 2;
 }
 
 afxdp_dev *
-open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw, bool share)
+open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw, bool share,
+         bool in_place, unsigned ring)
 {
     afxdp_dev_config cfg = {};
     cfg.ifname = ifname;
@@ -43,6 +46,9 @@ open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw, bool share)
     cfg.use_need_wakeup = nw;
     cfg.numa_node = -1;
     cfg.share_umem = share;
+    cfg.in_place_copy_mode = in_place;
+    cfg.ring_size = ring;
+    cfg.n_frames = ring > AFXDP_DEFAULT_FRAMES / 2 ? 2 * ring : 0;
     char err[512];
     afxdp_dev *dev = nullptr;
     if (int e = afxdp_dev_open(&cfg, &dev, err, sizeof err)) {
@@ -65,6 +71,8 @@ main(int argc, char **argv)
     afxdp_xdp_mode mode = AFXDP_MODE_BEST_EFFORT;
     bool nw = afxdp_need_wakeup_supported();
     bool share = true;
+    unsigned ring = 0;
+    bool in_place = false;
     for (int i = 4; i < argc; i++) {
         std::string opt = argv[i];
         char err[256];
@@ -75,6 +83,13 @@ main(int argc, char **argv)
             }
         } else if (opt == "--no-need-wakeup") {
             nw = false;
+        } else if (opt == "--ring" && i + 1 < argc) {
+            if (afxdp_parse_ring_size(argv[++i], &ring, err, sizeof err)) {
+                std::fprintf(stderr, "ovs-afxdp-fwd: --ring: %s\n", err);
+                return 2;
+            }
+        } else if (opt == "--in-place") {
+            in_place = true;
         } else if (opt == "--copy") {
             share = false;
         } else {
@@ -86,8 +101,9 @@ main(int argc, char **argv)
     }
     // Warnings and errors only: the benchmark keeps stdout for the figures.
     afxdp_set_log_handler(nullptr, AFXDP_LOG_WARN);
-    afxdp_dev *in = open_dev(argv[1], mode, nw, share);
-    afxdp_dev *out = in ? open_dev(argv[2], mode, nw, share) : nullptr;
+    afxdp_dev *in = open_dev(argv[1], mode, nw, share, in_place, ring);
+    afxdp_dev *out = in ? open_dev(argv[2], mode, nw, share, in_place, ring)
+                        : nullptr;
     if (!out) {
         afxdp_dev_close(in);
         return 1;
@@ -95,8 +111,9 @@ main(int argc, char **argv)
     afxdp_queue *rxq = afxdp_dev_queue(in, 0);
     afxdp_queue *txq = afxdp_dev_queue(out, 0);
     afxdp_pool *pool = afxdp_queue_pool(rxq);
-    // Shared: the send takes the frames; copied: they are ours to put.
-    bool in_place = pool == afxdp_queue_pool(txq);
+    // In place: the send takes the frames; copied: they are ours to put.
+    bool taken = pool == afxdp_queue_pool(txq)
+                 && afxdp_queue_sends_in_place(txq);
 
     afxdp_rx_frame frames[kBurst];
     afxdp_tx_packet pkts[kBurst];
@@ -123,7 +140,7 @@ main(int argc, char **argv)
             done[i] = frames[i].data;
         }
         dropped += afxdp_queue_send(txq, pkts, n, &events, &error);
-        if (!in_place) {
+        if (!taken) {
             afxdp_pool_put_n(pool, done, n);
         }
         forwarded += n;

@@ -123,8 +123,16 @@ struct afxdp_dev_config {
     size_t frame_meta_size;   /* Caller's per-frame metadata bytes. */
     bool share_umem;          /* Share one UMEM with other devices of this
                                * process (same NUMA node), so that packets
-                               * received on one are sent on the other in
+                               * received on one can be sent on another in
                                * place, not copied. */
+    bool in_place_copy_mode;  /* Send in place in copy modes too.  In
+                               * zero-copy mode a shared frame is always sent
+                               * in place; in copy modes the kernel copies
+                               * the frame anyway, through its own 4 KiB
+                               * mapping of the UMEM, and that copy costs
+                               * more from a frame just received than from
+                               * one of a few hot TX frames we copy into
+                               * (measured on veth), so by default we copy. */
     /* Called once for each new pool, before any of its frames is handed
      * out, to prepare the caller's metadata of its 'n_frames' frames; may
      * be NULL. */
@@ -217,7 +225,8 @@ size_t afxdp_queue_recv(struct afxdp_queue *, struct afxdp_rx_frame *,
                         size_t max, int *qfill, unsigned *events,
                         int *error) AFXDP_NOEXCEPT;
 
-/* One packet to send.  If 'pool' is the queue's own pool (see
+/* One packet to send.  If the queue sends in place
+ * (afxdp_queue_sends_in_place()) and 'pool' is the queue's own pool (see
  * afxdp_queue_pool()), 'data' is inside a frame the caller received from
  * it, and the frame goes on the TX ring as it is: the send takes the frame
  * back, sent or dropped, and the caller must not put it.  Otherwise the
@@ -235,6 +244,10 @@ struct afxdp_tx_packet {
 size_t afxdp_queue_send(struct afxdp_queue *, const struct afxdp_tx_packet *,
                         size_t n, unsigned *events, int *error)
     AFXDP_NOEXCEPT;
+
+/* True if the queue sends frames of its own pool in place (see struct
+ * afxdp_tx_packet); fixed while the queue exists. */
+bool afxdp_queue_sends_in_place(const struct afxdp_queue *) AFXDP_NOEXCEPT;
 
 /* The socket's file descriptor (for rxq_wait-style polling). */
 int afxdp_queue_fd(const struct afxdp_queue *) AFXDP_NOEXCEPT;

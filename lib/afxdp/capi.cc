@@ -74,6 +74,12 @@ afxdp_queue_send(struct afxdp_queue *q, const struct afxdp_tx_packet *pkts,
     return q->send(pkts, n, events, error);
 }
 
+extern "C" bool
+afxdp_queue_sends_in_place(const struct afxdp_queue *q) noexcept
+{
+    return q->sends_in_place();
+}
+
 extern "C" int
 afxdp_queue_fd(const struct afxdp_queue *q) noexcept
 {

@@ -159,6 +159,7 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.bind_flags = spec.bind_flags;
         qc.zero_copy_mode = mode == AFXDP_MODE_NATIVE_ZC;
         qc.use_need_wakeup = cfg.use_need_wakeup;
+        qc.in_place_copy_mode = cfg.in_place_copy_mode;
         qc.ring_size = ring_size_;
         qc.pool = pool_.get();
         qc.memlock_charged = !have_cap_ipc_lock();

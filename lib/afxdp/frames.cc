@@ -253,8 +253,9 @@ afxdp_pool::put_app_frames(const uint32_t *frames, uint32_t n) noexcept
     stack_.push(frames, n);
     // Under the lock, so that retire() and the last put agree on who
     // frees.
-    uint32_t left = in_app_.fetch_sub(n, std::memory_order_relaxed) - n;
-    bool last = retired_ && left == 0;
+    back_.store(back_.load(std::memory_order_relaxed) + n,
+                std::memory_order_relaxed);
+    bool last = retired_ && in_app() == 0;
     lock_.unlock();
     if (last) {
         n_retired.fetch_sub(1, std::memory_order_relaxed);

@@ -142,7 +142,7 @@ public:
     void lend(const uint32_t *frames, uint32_t n) noexcept
     {
         move(frames, n, afxdp::FrameState::kFill, afxdp::FrameState::kApp);
-        in_app_.fetch_add(n, std::memory_order_relaxed);
+        lent_.fetch_add(n, std::memory_order_relaxed);
     }
 
     // Where 'frame' is (kFree for every frame unless kFrameDebug).
@@ -161,7 +161,7 @@ public:
     void take_from_app(const uint32_t *frames, uint32_t n) noexcept
     {
         move(frames, n, afxdp::FrameState::kApp, afxdp::FrameState::kTx);
-        in_app_.fetch_sub(n, std::memory_order_relaxed);
+        sent_.fetch_add(n, std::memory_order_relaxed);
     }
 
     // --- Sharing one pool between devices. --------------------------------
@@ -202,7 +202,12 @@ public:
     uint32_t free_count() noexcept;
     uint32_t in_app() const noexcept
     {
-        return in_app_.load(std::memory_order_relaxed);
+        // Read apart, the three may disagree for a moment while frames
+        // move; never below zero.
+        uint64_t out = back_.load(std::memory_order_relaxed)
+                       + sent_.load(std::memory_order_relaxed);
+        uint64_t lent = lent_.load(std::memory_order_relaxed);
+        return lent > out ? uint32_t(lent - out) : 0;
     }
 
     // The owning queue is gone and the kernel no longer uses the UMEM:
@@ -241,7 +246,12 @@ private:
     afxdp::SpinLock lock_;                // Guards the members below.
     afxdp::FrameStack stack_;             // Free frames.
     bool retired_ = false;                // Owning queue is closed.
-    std::atomic<uint32_t> in_app_{0};     // Frames lent to the caller.
+    // Frames lent to the caller: those received, less those put back
+    // (under 'lock_', so a plain load and store, not a locked instruction
+    // per packet) and those sent in place.  Each RMW below is per burst.
+    std::atomic<uint64_t> lent_{0};
+    std::atomic<uint64_t> back_{0};
+    std::atomic<uint64_t> sent_{0};
     std::unique_ptr<uint8_t[]> state_;    // FrameState per frame, if
                                           // kFrameDebug.
 };

@@ -177,6 +177,7 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
     }
     q->need_wakeup_ = want_nw;
     q->zero_copy_mode_ = cfg.zero_copy_mode;
+    q->in_place_ = cfg.zero_copy_mode || cfg.in_place_copy_mode;
     q->fill_ = FillRing(ring_memory(q->lib_fill_));
     q->comp_ = CompletionRing(ring_memory(q->lib_comp_));
     q->rx_ = RxRing(ring_memory(q->lib_rx_));
@@ -414,7 +415,7 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
         const afxdp_tx_packet &p = pkts[i];
         in_place[i] = false;
         frame[i] = kDropped;
-        if (p.pool == pool_) {
+        if (p.pool == pool_ && in_place_) {
             // A frame of ours lent to the caller: it may have moved its
             // data within the frame (a pushed header) but never out of it.
             uint64_t off = uint64_t(static_cast<const uint8_t *>(p.data)

@@ -24,6 +24,7 @@ struct QueueConfig {
     uint16_t bind_flags;      // XDP_COPY or XDP_ZEROCOPY.
     bool zero_copy_mode;      // TX completes asynchronously.
     bool use_need_wakeup;     // Ask for XDP_USE_NEED_WAKEUP.
+    bool in_place_copy_mode;  // Send shared frames in place in copy mode.
     unsigned ring_size;
     afxdp_pool *pool;         // The frames, possibly shared with queues of
                               // other devices; registered as this socket's
@@ -63,6 +64,7 @@ public:
     int fd() const noexcept;
     afxdp_pool *pool() const noexcept { return pool_; }
     bool need_wakeup_in_use() const noexcept { return need_wakeup_; }
+    bool sends_in_place() const noexcept { return in_place_; }
     const char *need_wakeup_reason() const noexcept { return nw_reason_; }
     bool zero_copy_confirmed() const noexcept;
     const afxdp_queue_stats &stats() const noexcept { return stats_; }
@@ -101,6 +103,7 @@ private:
 
     bool need_wakeup_ = false;       // XDP_USE_NEED_WAKEUP bound.
     bool zero_copy_mode_ = false;    // Mode asked for zero-copy.
+    bool in_place_ = false;          // Frames of pool_ are sent in place.
     char nw_reason_[96] = "";        // Why need_wakeup is off, if asked.
     bool filled_ = false;            // The fill ring was filled once.
     uint32_t in_kernel_rx_ = 0;      // Frames in the fill or RX ring.

@@ -1032,10 +1032,11 @@ TEST_F(Veth, SomeoneElsesProgramIsLeftAlone)
 namespace {
 
 afxdp_dev_config
-shared_config(const char *ifname)
+shared_config(const char *ifname, bool in_place = true)
 {
     afxdp_dev_config cfg = config(ifname, AFXDP_MODE_GENERIC);
     cfg.share_umem = true;
+    cfg.in_place_copy_mode = in_place;
     return cfg;
 }
 
@@ -1149,6 +1150,8 @@ TEST_F(Veth, ForwardsInPlaceBetweenDevicesSharingAUmem)
     EXPECT_EQ(afxdp_queue_send(qa, nullptr, 0, &events, &error), 0u);
     expect_shared_frames_add_up(qa, qb, n);
 
+    EXPECT_TRUE(afxdp_queue_sends_in_place(qa));
+
     // A packet of another pool is copied, and stays the caller's.
     afxdp_dev_config own = config("lo", AFXDP_MODE_GENERIC);
     Dev c = open_dev(own);
@@ -1207,6 +1210,53 @@ TEST_F(Veth, ClosingOneSharerReturnsTheFramesItsRingsHeld)
     EXPECT_EQ(held.size(), 50u);
     for (const afxdp_rx_frame &f : held) {
         afxdp_pool_put(afxdp_queue_pool(qb), f.data);
+    }
+    expect_shared_frames_add_up(qa, qb, 0);
+}
+
+TEST_F(Veth, SharedFramesAreCopiedInCopyModeUnlessAskedOtherwise)
+{
+    // Copy mode, in_place_copy_mode off: a frame of the shared pool is
+    // copied into another frame, and stays the caller's.
+    Dev a = open_dev(shared_config(net_.a(), false));
+    Dev b = open_dev(shared_config(net_.b(), false));
+    ASSERT_TRUE(a && b);
+    afxdp_queue *qa = afxdp_dev_queue(a.get(), 0);
+    afxdp_queue *qb = afxdp_dev_queue(b.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(qa);
+    EXPECT_EQ(pool, afxdp_queue_pool(qb));
+    EXPECT_FALSE(afxdp_queue_sends_in_place(qa));
+
+    NumberedPackets numbered(20);
+    unsigned events = 0;
+    int error = 0;
+    afxdp_queue_send(qa, numbered.pkts.data(), 20, &events, &error);
+    std::vector<afxdp_rx_frame> held;
+    receive(qb, 20, &held);
+    ASSERT_EQ(held.size(), 20u);
+    std::vector<afxdp_tx_packet> back;
+    for (const afxdp_rx_frame &f : held) {
+        back.push_back({f.data, f.len, pool});
+    }
+    EXPECT_EQ(afxdp_queue_send(qa, back.data(), 20, &events, &error), 0u);
+    std::vector<afxdp_rx_frame> again;
+    receive(qb, 20, &again);
+    ASSERT_EQ(again.size(), 20u);
+    for (uint32_t i = 0; i < 20; i++) {
+        EXPECT_TRUE(is_frame(again[i].data, again[i].len, i));
+        EXPECT_TRUE(is_frame(held[i].data, held[i].len, i))
+            << "the caller's frame is untouched";
+    }
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(qa, &st);
+    EXPECT_EQ(st.tx_in_place, 0u);
+    EXPECT_EQ(afxdp_queue_send(qa, nullptr, 0, &events, &error), 0u);
+    expect_shared_frames_add_up(qa, qb, 40);
+    for (const afxdp_rx_frame &f : held) {
+        afxdp_pool_put(pool, f.data);
+    }
+    for (const afxdp_rx_frame &f : again) {
+        afxdp_pool_put(pool, f.data);
     }
     expect_shared_frames_add_up(qa, qb, 0);
 }
