@@ -285,6 +285,9 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
         for (size_t off = 0; off < prefetch_bytes; off += 64) {
             __builtin_prefetch(meta + off, 1, 3);
         }
+        // And the packet's first line, which the caller parses next (OVS:
+        // miniflow_extract), written moments ago by another core.
+        __builtin_prefetch(area + d.addr, 0, 3);
         out[i].data = area + d.addr;
         out[i].len = d.len;
         out[i].index = index;
