@@ -183,7 +183,6 @@ struct afxdp_dev_info {
                                       * their frames. */
     unsigned umem_frames;            /* Frames in that pool. */
     unsigned umem_devices;           /* Devices using it now. */
-    bool umem_share_requested;       /* As configured. */
     const char *umem_share_reason;   /* Why sharing was requested and this
                                       * device has a pool of its own; "" if
                                       * not so. */

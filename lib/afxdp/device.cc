@@ -232,7 +232,6 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         return R::failure(-EINVAL);
     }
     d->need_wakeup_requested_ = cfg.use_need_wakeup;
-    d->share_requested_ = cfg.share_umem;
     char why[256] = "";
     int e = d->take_pool(cfg, cfg.share_umem, why, sizeof why);
     if (e) {
@@ -332,6 +331,5 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->umem_id = p ? p->id() : 0;
     out->umem_frames = p ? p->n_frames() : 0;
     out->umem_devices = p ? p->devices() : 0;
-    out->umem_share_requested = share_requested_;
     out->umem_share_reason = share_reason_;
 }

@@ -81,7 +81,6 @@ private:
     bool need_wakeup_requested_ = false;
     unsigned ring_size_ = 0;
     unsigned n_frames_ = 0;
-    bool share_requested_ = false;
     char share_reason_[288] = "";   // Why sharing was asked and is not so.
     bool last_umem_failed_ = false; // try_mode failed registering a UMEM.
 };

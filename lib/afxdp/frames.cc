@@ -323,8 +323,7 @@ afxdp_pool::acquire(uint32_t demand, size_t meta_size, int numa_node,
         init(p, p->n_frames());
     }
     if (share) {
-        p->shareable_ = true;
-        *slot = p;
+        *slot = p;   // Other devices may join it.
     }
     *created = true;
     return p;

@@ -181,7 +181,6 @@ public:
     void release(uint32_t demand) noexcept;
 
     uint32_t id() const noexcept { return id_; }
-    bool shareable() const noexcept { return shareable_; }
     // Devices using the pool now.
     unsigned devices() const noexcept;
 
@@ -233,7 +232,6 @@ private:
                       afxdp::FrameState from, afxdp::FrameState to) noexcept;
 
     uint32_t id_ = 0;                     // For operators: "UMEM 3".
-    bool shareable_ = false;              // Other devices may join.
     int numa_node_ = -1;
     uint64_t reserved_ = 0;               // Frames devices asked for;
     unsigned devices_ = 0;                // and how many devices: both

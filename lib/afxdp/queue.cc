@@ -477,6 +477,7 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
     }
 
     uint32_t slot = first, sent_in_place = 0;
+    uint32_t taken[kBurst];
     for (uint32_t i = 0; i < n; i++) {
         uint32_t f = frame[i];
         if (f == kDropped) {
@@ -486,8 +487,7 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
         if (in_place[i]) {
             addr = uint64_t(static_cast<const uint8_t *>(pkts[i].data)
                             - area);
-            pool_->take_from_app(&f, 1);
-            sent_in_place++;
+            taken[sent_in_place++] = f;
         } else {
             addr = uint64_t(f) << kFrameShift;
             std::memcpy(area + addr, pkts[i].data, pkts[i].len);
@@ -498,6 +498,8 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
         d.len = pkts[i].len;
         d.options = 0;
     }
+    // One count for the burst, not a locked instruction per packet.
+    pool_->take_from_app(taken, sent_in_place);
     tx_.submit();
     in_kernel_tx_ += slots;
     stats_.tx_packets += slots;
