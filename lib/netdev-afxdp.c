@@ -588,7 +588,12 @@ netdev_afxdp_destruct(struct netdev *netdev)
 void
 signal_remove_xdp(struct netdev *netdev)
 {
-    /* Called on a fatal signal: only system calls, no locks. */
+    /* Called from OVS's fatal-signal hook, in the main thread, right before
+     * the process re-raises the signal and dies.  ovs-vswitchd appends to
+     * its log file asynchronously, so a warning queued now could be lost
+     * with the process (CI saw it happen): flush what is queued and write
+     * from here on synchronously. */
+    vlog_disable_async();
     VLOG_WARN("Force removing xdp program.");
     afxdp_remove_stale_program(netdev_get_name(netdev));
 }
