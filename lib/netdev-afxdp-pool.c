@@ -6,9 +6,14 @@
 #include "netdev-afxdp-pool.h"
 
 #include "afxdp.h"
+#include "coverage.h"
 #include "dp-packet.h"
 #include "netdev-afxdp.h"
 #include "util.h"
+
+/* Batches OVS deleted whole (dp_packet_delete_batch(): the drop action),
+ * each giving its frames back with one lock per UMEM run. */
+COVERAGE_DEFINE(afxdp_batch_delete);
 
 /* OVS's type name for the pool a packet came from is 'struct umem_pool';
  * ours is 'struct afxdp_pool'.  These two casts are the only place the
@@ -63,6 +68,13 @@ free_afxdp_buf(struct dp_packet *p)
     struct dp_packet_afxdp *xpacket = CONTAINER_OF(p, struct dp_packet_afxdp,
                                                    packet);
     afxdp_pool_put(pool_of(xpacket), dp_packet_base(p));
+}
+
+void
+free_afxdp_batch(struct dp_packet_batch *batch)
+{
+    COVERAGE_INC(afxdp_batch_delete);
+    afxdp_free_batch(batch, NULL);
 }
 
 const struct afxdp_pool *

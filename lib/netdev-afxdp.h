@@ -56,6 +56,11 @@ int netdev_afxdp_get_custom_stats(const struct netdev *netdev,
                                   struct netdev_custom_stats *custom_stats);
 
 void free_afxdp_buf(struct dp_packet *p);
+/* Frees every packet of 'batch' and empties it, AF_XDP frames a run per
+ * UMEM at a time (one lock per run, not per packet).  dp-packet.h's
+ * dp_packet_delete_batch() calls it for a batch that starts with an AF_XDP
+ * packet: the drop action's path. */
+void free_afxdp_batch(struct dp_packet_batch *batch);
 int netdev_afxdp_reconfigure(struct netdev *netdev);
 void signal_remove_xdp(struct netdev *netdev);
 
