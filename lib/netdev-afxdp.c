@@ -81,6 +81,8 @@ struct afxdp_port {
     unsigned requested_umem_frames; /* From options:umem_frames. */
     enum afxdp_sharing shared_umem; /* UMEM sharing in use. */
     enum afxdp_sharing requested_shared_umem;  /* options:shared_umem. */
+    bool coalesce_tx_kicks;         /* As the sockets were opened. */
+    bool requested_coalesce_tx_kicks;  /* options:coalesce_tx_kicks. */
     int ifindex;                    /* Interface at the last open attempt
                                      * (negative errno if it had none). */
     bool warned_prog_gone;          /* Said our program was removed. */
@@ -154,6 +156,7 @@ struct afxdp_options {
     unsigned ring_size;             /* 0: the default. */
     unsigned umem_frames;           /* 0: the default. */
     enum afxdp_sharing shared_umem;
+    bool coalesce_tx_kicks;
 };
 
 /* Parses 'args' into 'opts'.  Returns NULL, or a message for the operator
@@ -247,6 +250,12 @@ afxdp_parse_options(const char *name, const struct smap *args,
         }
         opts->shared_umem = share ? SHARING_IN_PLACE : SHARING_OFF;
     }
+
+    opts->coalesce_tx_kicks = true;
+    s = smap_get(args, "coalesce_tx_kicks");
+    if (s && afxdp_parse_bool(s, &opts->coalesce_tx_kicks, err, sizeof err)) {
+        return xasprintf("%s: option coalesce_tx_kicks: %s.", name, err);
+    }
     return NULL;
 }
 
@@ -289,6 +298,8 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         sizes_changed = port->requested_ring_size != opts.ring_size
                         || port->requested_umem_frames != opts.umem_frames
                         || port->requested_shared_umem != opts.shared_umem
+                        || port->requested_coalesce_tx_kicks
+                           != opts.coalesce_tx_kicks
                         /* The interface went away or came back (the
                          * bridge calls us when interfaces change): reopen
                          * on the interface that has the name now. */
@@ -297,6 +308,7 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         port->requested_ring_size = opts.ring_size;
         port->requested_umem_frames = opts.umem_frames;
         port->requested_shared_umem = opts.shared_umem;
+        port->requested_coalesce_tx_kicks = opts.coalesce_tx_kicks;
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 
@@ -364,6 +376,12 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
         if (info.umem_share_reason[0]) {
             smap_add(smap, "umem_share_reason", info.umem_share_reason);
         }
+        smap_add(smap, "coalesce_tx_kicks",
+                 info.coalesce_tx_kicks_in_use ? "true" : "false");
+        if (info.coalesce_tx_kicks_reason[0]) {
+            smap_add(smap, "coalesce_tx_kicks_reason",
+                     info.coalesce_tx_kicks_reason);
+        }
         smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
         smap_add(smap, "xdp_prog_attached",
                  info.prog_attached ? "true" : "false");
@@ -428,6 +446,10 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
         .n_frames = port->requested_umem_frames,
         .share_umem = port->requested_shared_umem != SHARING_OFF,
         .in_place_copy_mode = port->requested_shared_umem == SHARING_IN_PLACE,
+        .coalesce_tx_kicks = port->requested_coalesce_tx_kicks,
+        /* afxdp-nonpmd ports are polled by the main thread, which sleeps
+         * between polls: what it receives must be kicked at once. */
+        .busy_polled = netdev_is_pmd(netdev),
         .frame_meta_init = afxdp_pool_init_packets,
     };
     struct afxdp_dev_info info;
@@ -462,6 +484,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     port->ring_size = port->requested_ring_size;
     port->umem_frames = port->requested_umem_frames;
     port->shared_umem = port->requested_shared_umem;
+    port->coalesce_tx_kicks = port->requested_coalesce_tx_kicks;
     netdev->n_rxq = info.n_queues;
     netdev->n_txq = info.n_queues;
     dev->xdp_mode_in_use = ovs_mode(info.mode_in_use);
@@ -500,6 +523,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         && port->ring_size == port->requested_ring_size
         && port->umem_frames == port->requested_umem_frames
         && port->shared_umem == port->requested_shared_umem
+        && port->coalesce_tx_kicks == port->requested_coalesce_tx_kicks
         && dev->xsks) {
         goto out;
     }
@@ -556,6 +580,7 @@ netdev_afxdp_construct(struct netdev *netdev)
     port = xzalloc(sizeof *port);
     port->netdev = netdev;
     port->requested_shared_umem = SHARING_AUTO;
+    port->requested_coalesce_tx_kicks = true;
     ovs_mutex_lock(&afxdp_ports_mutex);
     hmap_insert(&afxdp_ports, &port->node, hash_pointer(netdev, 0));
     ovs_mutex_unlock(&afxdp_ports_mutex);
@@ -794,6 +819,10 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
         for (int i = 0; dev->xsks && i < netdev_n_rxq(netdev); i++) {
             struct afxdp_queue_stats qs;
 
+            /* The backstop for coalesced kicks: a PMD thread that owed
+             * one and then stopped polling (its queues moved away) leaves
+             * it to us. */
+            afxdp_queue_kick_owed(dev->xsks[i]->queue);
             afxdp_queue_get_stats(dev->xsks[i]->queue, &qs);
             stats->tx_dropped += qs.tx_dropped_ring_full
                                  + qs.tx_dropped_no_frames
@@ -907,6 +936,11 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
                   info.need_wakeup_in_use ? "true" : "false",
                   info.need_wakeup_reason[0] ? ": " : "",
                   info.need_wakeup_reason);
+    ds_put_format(s, "  coalesce_tx_kicks: requested %s, in use %s%s%s\n",
+                  info.coalesce_tx_kicks_requested ? "true" : "false",
+                  info.coalesce_tx_kicks_in_use ? "true" : "false",
+                  info.coalesce_tx_kicks_reason[0] ? ": " : "",
+                  info.coalesce_tx_kicks_reason);
     ds_put_format(s, "  queues: %u, ring size %u, UMEM frames %u (%u KiB) "
                   "per queue\n", info.n_queues, info.ring_size,
                   info.n_frames, info.n_frames * (AFXDP_FRAME_SIZE / 1024));

@@ -2,14 +2,17 @@
 // switch in it.
 //
 //   ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] [--no-need-wakeup]
-//                 [--copy|--in-place] [--ring N]
+//                 [--copy|--in-place] [--ring N] [--no-coalesce]
 //
 // Opens IN and OUT through the same core OVS runs (lib/afxdp), sharing one
 // UMEM as two OVS ports do by default, then for SECONDS receives bursts of
 // 32 on IN and sends each burst out of OUT: copied in copy modes, in place
 // in zero-copy mode, as OVS ports with options:shared_umem=auto do.
 // --in-place sends in place in every mode (shared_umem=true); --copy gives
-// each device its own UMEM (shared_umem=false).  No parsing, no flow lookup, no batching across ports: what
+// each device its own UMEM (shared_umem=false).  TX kicks are coalesced
+// as OVS ports do by default (coalesce_tx_kicks); --no-coalesce kicks on
+// every burst, as a plain AF_XDP forwarder such as xdpsock's l2fwd does.
+// No parsing, no flow lookup, no batching across ports: what
 // is left is the AF_XDP cost OVS cannot avoid.  Pin it to the core the PMD
 // would use.  Prints "forwarded PACKETS SECONDS MPPS dropped N"; the rate
 // is over the whole run, which starts before the traffic does: the
@@ -31,13 +34,14 @@ int
 usage()
 {
     std::fprintf(stderr, "usage: ovs-afxdp-fwd IN OUT SECONDS [--mode MODE] "
-                 "[--no-need-wakeup] [--copy|--in-place] [--ring N]\n");
+                 "[--no-need-wakeup] [--copy|--in-place] [--ring N] "
+                 "[--no-coalesce]\n");
     return 2;
 }
 
 afxdp_dev *
 open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw, bool share,
-         bool in_place, unsigned ring)
+         bool in_place, unsigned ring, bool coalesce)
 {
     afxdp_dev_config cfg = {};
     cfg.ifname = ifname;
@@ -47,6 +51,8 @@ open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw, bool share,
     cfg.numa_node = -1;
     cfg.share_umem = share;
     cfg.in_place_copy_mode = in_place;
+    cfg.coalesce_tx_kicks = coalesce;
+    cfg.busy_polled = true;
     cfg.ring_size = ring;
     cfg.n_frames = ring > AFXDP_DEFAULT_FRAMES / 2 ? 2 * ring : 0;
     char err[512];
@@ -73,6 +79,7 @@ main(int argc, char **argv)
     bool share = true;
     unsigned ring = 0;
     bool in_place = false;
+    bool coalesce = true;
     for (int i = 4; i < argc; i++) {
         std::string opt = argv[i];
         char err[256];
@@ -92,6 +99,8 @@ main(int argc, char **argv)
             in_place = true;
         } else if (opt == "--copy") {
             share = false;
+        } else if (opt == "--no-coalesce") {
+            coalesce = false;
         } else {
             return usage();
         }
@@ -101,8 +110,10 @@ main(int argc, char **argv)
     }
     // Warnings and errors only: the benchmark keeps stdout for the figures.
     afxdp_set_log_handler(nullptr, AFXDP_LOG_WARN);
-    afxdp_dev *in = open_dev(argv[1], mode, nw, share, in_place, ring);
-    afxdp_dev *out = in ? open_dev(argv[2], mode, nw, share, in_place, ring)
+    afxdp_dev *in = open_dev(argv[1], mode, nw, share, in_place, ring,
+                             coalesce);
+    afxdp_dev *out = in ? open_dev(argv[2], mode, nw, share, in_place, ring,
+                                   coalesce)
                         : nullptr;
     if (!out) {
         afxdp_dev_close(in);

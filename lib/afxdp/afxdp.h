@@ -40,6 +40,8 @@ extern "C" {
 #define AFXDP_MIN_RING_SIZE 64       /* Smallest ring_size accepted. */
 #define AFXDP_MAX_RING_SIZE 16384    /* Largest ring_size accepted. */
 #define AFXDP_MAX_FRAMES 262144      /* Largest umem_frames (1 GiB). */
+#define AFXDP_COALESCED_BURSTS 4     /* Bursts of 32 one coalesced TX kick
+                                      * may carry. */
 
 /* ------------------------------------------------------------------ */
 /* Logging.                                                           */
@@ -133,6 +135,21 @@ struct afxdp_dev_config {
                                * more from a frame just received than from
                                * one of a few hot TX frames we copy into
                                * (measured on veth), so by default we copy. */
+    bool coalesce_tx_kicks;   /* In copy modes, let a send that follows a
+                               * receive on the same thread leave its TX
+                               * kick to the next burst, so that one
+                               * sendto() carries two (see
+                               * afxdp_queue_send()).  Needs Linux 6.17
+                               * (XDP_MAX_TX_SKB_BUDGET); ignored in
+                               * zero-copy mode, where the driver drains
+                               * the TX ring after one kick. */
+    bool busy_polled;         /* A thread polls the RX queues in a loop
+                               * that comes back within microseconds (OVS:
+                               * a PMD thread), so a send of what it just
+                               * received may leave its kick to its next
+                               * poll.  False (OVS: afxdp-nonpmd, polled by
+                               * the main thread, which may then sleep):
+                               * sends that follow never defer. */
     /* Called once for each new pool, before any of its frames is handed
      * out, to prepare the caller's metadata of its 'n_frames' frames; may
      * be NULL. */
@@ -186,6 +203,10 @@ struct afxdp_dev_info {
     const char *umem_share_reason;   /* Why sharing was requested and this
                                       * device has a pool of its own; "" if
                                       * not so. */
+    bool coalesce_tx_kicks_requested;    /* As configured. */
+    bool coalesce_tx_kicks_in_use;
+    const char *coalesce_tx_kicks_reason;  /* Why they differ; "" if they
+                                            * don't. */
 };
 void afxdp_dev_get_info(const struct afxdp_dev *, struct afxdp_dev_info *)
     AFXDP_NOEXCEPT;
@@ -239,10 +260,24 @@ struct afxdp_tx_packet {
 /* Sends 'n' packets, reaping completions and kicking the kernel as needed.
  * Returns how many were dropped (0 if all were queued); the reason is in
  * the queue's stats and in 'events'.  '*error' gets an errno worth logging
- * (0 if none). */
+ * (0 if none).
+ *
+ * With coalesce_tx_kicks in use, a send made by a thread right after
+ * afxdp_queue_recv() returned packets to it may leave the kick owed by that
+ * thread (tx_kicks_deferred), so that the next bursts from that RX queue
+ * go out with it, in one sendto().  The thread pays it in a send on this
+ * queue once a few bursts wait (AFXDP_COALESCED_BURSTS) or the packets
+ * came from elsewhere, in its next afxdp_queue_recv() on that RX queue that
+ * finds nothing or that brings that many bursts, after 64 recv calls on
+ * other queues, or when it exits.  A thread that stops receiving
+ * altogether leaves it to afxdp_queue_kick_owed(). */
 size_t afxdp_queue_send(struct afxdp_queue *, const struct afxdp_tx_packet *,
                         size_t n, unsigned *events, int *error)
     AFXDP_NOEXCEPT;
+
+/* From any thread, now and then (OVS: with the statistics, every few
+ * seconds): makes a kick that a thread still owes the queue. */
+void afxdp_queue_kick_owed(struct afxdp_queue *) AFXDP_NOEXCEPT;
 
 /* True if the queue sends frames of its own pool in place (see struct
  * afxdp_tx_packet); fixed while the queue exists. */
@@ -299,6 +334,12 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     AFXDP_STAT(tx_kick_retries)                                             \
     /* sendto() calls that failed with an errno other than EAGAIN/EBUSY. */ \
     AFXDP_STAT(tx_kick_errors)                                              \
+    /* Sends that left their kick owed, to be paid with the next burst's    \
+     * (coalesce_tx_kicks). */                                              \
+    AFXDP_STAT(tx_kicks_deferred)                                           \
+    /* Owed kicks paid without a send: the RX queue came up empty, the      \
+     * debt grew old, or afxdp_queue_kick_owed() found it. */               \
+    AFXDP_STAT(tx_kicks_late)                                               \
     /* Sends that found the TX ring without room for the whole batch. */    \
     AFXDP_STAT(tx_ring_full)                                                \
     /* Packets dropped because the TX ring stayed full. */                  \

@@ -112,6 +112,12 @@ afxdp_pool_put_n(struct afxdp_pool *pool, const void *const *data,
 }
 
 extern "C" void
+afxdp_queue_kick_owed(struct afxdp_queue *q) noexcept
+{
+    q->kick_if_owed();
+}
+
+extern "C" void
 afxdp_queue_get_stats(const struct afxdp_queue *q,
                       struct afxdp_queue_stats *stats) noexcept
 {

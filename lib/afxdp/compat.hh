@@ -49,6 +49,15 @@ inline constexpr int kSockoptXdpOptions = -1;
 inline constexpr uint32_t kXdpOptionsZeroCopy = 0;
 #endif
 
+// XDP_MAX_TX_SKB_BUDGET (Linux 6.17): how many frames one sendto() may
+// transmit in copy mode (32 before, and by default).  Older uapi headers
+// lack the name; an older kernel rejects the option, which is how we tell.
+#ifdef XDP_MAX_TX_SKB_BUDGET
+inline constexpr int kSockoptMaxTxSkbBudget = XDP_MAX_TX_SKB_BUDGET;
+#else
+inline constexpr int kSockoptMaxTxSkbBudget = 9;
+#endif
+
 // The flags word of a ring that libxdp/libbpf set up, or nullptr where the
 // library predates need_wakeup.
 template <typename LibRing>

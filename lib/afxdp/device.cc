@@ -160,6 +160,8 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.zero_copy_mode = mode == AFXDP_MODE_NATIVE_ZC;
         qc.use_need_wakeup = cfg.use_need_wakeup;
         qc.in_place_copy_mode = cfg.in_place_copy_mode;
+        qc.coalesce_kicks = cfg.coalesce_tx_kicks;
+        qc.busy_polled = cfg.busy_polled;
         qc.ring_size = ring_size_;
         qc.pool = pool_.get();
         qc.memlock_charged = !have_cap_ipc_lock();
@@ -232,6 +234,7 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         return R::failure(-EINVAL);
     }
     d->need_wakeup_requested_ = cfg.use_need_wakeup;
+    d->coalesce_requested_ = cfg.coalesce_tx_kicks;
     char why[256] = "";
     int e = d->take_pool(cfg, cfg.share_umem, why, sizeof why);
     if (e) {
@@ -291,6 +294,13 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
                 afxdp::log(AFXDP_LOG_WARN, "%s: need_wakeup requested but "
                            "not in use: %s.", cfg.ifname, reason);
             }
+            const char *creason = d->queues_[0]->coalesce_reason();
+            if (cfg.coalesce_tx_kicks && creason[0]) {
+                // Every send then kicks, as without the option: worth
+                // knowing, not a fault.
+                afxdp::log(AFXDP_LOG_INFO, "%s: TX kicks are not coalesced: "
+                           "%s.", cfg.ifname, creason);
+            }
             return R(std::move(d));
         }
         afxdp::log(AFXDP_LOG_DBG, "%s: %s XDP mode failed: %s", cfg.ifname, kModes[m].name,
@@ -332,4 +342,9 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->umem_frames = p ? p->n_frames() : 0;
     out->umem_devices = p ? p->devices() : 0;
     out->umem_share_reason = share_reason_;
+    out->coalesce_tx_kicks_requested = coalesce_requested_;
+    out->coalesce_tx_kicks_in_use = n_queues_
+                                    && queues_[0]->coalesces_kicks();
+    out->coalesce_tx_kicks_reason = n_queues_ && coalesce_requested_
+                                    ? queues_[0]->coalesce_reason() : "";
 }

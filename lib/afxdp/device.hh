@@ -79,6 +79,7 @@ private:
     int ifindex_ = 0;
     afxdp_xdp_mode mode_ = AFXDP_MODE_BEST_EFFORT;
     bool need_wakeup_requested_ = false;
+    bool coalesce_requested_ = false;
     unsigned ring_size_ = 0;
     unsigned n_frames_ = 0;
     char share_reason_[288] = "";   // Why sharing was asked and is not so.

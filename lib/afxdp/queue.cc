@@ -26,6 +26,14 @@ constexpr uint32_t kRefillMin = 32;
 // In copy mode the kernel transmits at most this many frames per sendto()
 // (TX_BATCH_SIZE: 16 before 5.13-ish, 32 after); we assume the smaller.
 constexpr uint32_t kKernelTxBatch = 16;
+// A deferred kick is paid before this many bursts wait behind it, and the
+// kernel is asked to send that many frames per sendto().
+constexpr uint32_t kCoalescedBursts = AFXDP_COALESCED_BURSTS;
+// A thread that owes a kick pays it after this many receive calls on
+// other queues at the latest (its own RX queue may have moved away).
+constexpr uint32_t kMaxPollsOwed = 64;
+// Kicks one thread may owe at a time (one per TX queue it feeds).
+constexpr int kMaxOwed = 4;
 // Bounds on retrying a full TX ring within one send() call.
 constexpr int kTxReserveTries = 4;
 // How much of each received frame's metadata to prefetch: what OVS's
@@ -54,6 +62,113 @@ ring_memory(xsk_ring_cons &r) noexcept
 }  // namespace afxdp
 
 using namespace afxdp;
+
+// --- Kicks a thread owes ---------------------------------------------------
+
+int
+TxKicker::kick_late() noexcept
+{
+    uint32_t v = state_.load(std::memory_order_acquire);
+    do {
+        if (v & kClosed) {
+            return 0;
+        }
+    } while (!state_.compare_exchange_weak(v, v + 1,
+                                           std::memory_order_acq_rel));
+    owed_.store(false, std::memory_order_relaxed);
+    late_kicks_.fetch_add(1, std::memory_order_relaxed);
+    int err = 0;
+    if (sendto(fd_, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0
+        && errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
+        err = errno;
+    }
+    state_.fetch_sub(1, std::memory_order_release);
+    return err;
+}
+
+void
+TxKicker::close() noexcept
+{
+    state_.fetch_or(kClosed, std::memory_order_acq_rel);
+    while (state_.load(std::memory_order_acquire) & ~kClosed) {
+        __builtin_ia32_pause();
+    }
+}
+
+namespace {
+
+// What this thread owes: the kick of a TX queue it sent on, to be paid by
+// the time it has polled again the RX queue whose packets those were.  The
+// entry holds the TX queue's kicker, never the queue, which may be closed
+// meanwhile; and while the entry holds it, no other queue's kicker can
+// have its address.  'rxq' is only compared, never followed: a queue
+// opened at a closed one's address costs at most an early kick.
+struct OwedKick {
+    TxKicker *kicker;          // One reference.
+    const afxdp_queue *rxq;
+    uint32_t polls;            // Receive calls on this thread since.
+    uint32_t bursts;           // Bursts 'rxq' gave since, each followed
+                               // by a send that deferred again.
+};
+thread_local OwedKick owed[kMaxOwed];
+thread_local int n_owed;
+// The RX queue whose packets this thread is handling now: the last one its
+// receive returned packets from (null once one came up empty).
+thread_local const afxdp_queue *rx_now;
+
+void
+pay(int i) noexcept
+{
+    owed[i].kicker->kick_late();
+    owed[i].kicker->unref();
+    owed[i] = owed[--n_owed];
+}
+
+// A receive on 'rxq' that found 'n' packets: pays what is due.
+void
+settle_owed(const afxdp_queue *rxq, uint32_t n) noexcept
+{
+    for (int i = n_owed; i-- > 0;) {
+        OwedKick &o = owed[i];
+        if (o.rxq == rxq) {
+            // Its next burst is here: let the send that follows carry it
+            // too.  Nothing came, or enough bursts wait: pay now.
+            if (n == 0 || o.bursts + 1 >= kCoalescedBursts) {
+                pay(i);
+            } else {
+                o.bursts++;
+            }
+        } else if (++o.polls > kMaxPollsOwed) {
+            pay(i);
+        }
+    }
+}
+
+// Pays this thread's debts when it exits (an OVS PMD thread being
+// removed): its queues may be waiting, and each debt holds a reference.
+struct OwedAtExit {
+    bool armed = false;
+    ~OwedAtExit()
+    {
+        while (n_owed) {
+            pay(n_owed - 1);
+        }
+    }
+};
+thread_local OwedAtExit owed_at_exit;
+
+int
+find_owed(const TxKicker *kicker) noexcept
+{
+    for (int i = 0; i < n_owed; i++) {
+        if (owed[i].kicker == kicker) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+}  // namespace
 
 namespace {
 
@@ -183,14 +298,50 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
     q->rx_ = RxRing(ring_memory(q->lib_rx_));
     q->tx_ = TxRing(ring_memory(q->lib_tx_));
 
+    q->busy_polled_ = cfg.busy_polled;
+    q->setup_coalescing(cfg);
+
     // Give the kernel a full fill ring to receive into.
     unsigned ev = 0;
     q->refill(&ev);
     return R(std::move(q));
 }
 
+void
+afxdp_queue::setup_coalescing(const QueueConfig &cfg) noexcept
+{
+    if (!cfg.coalesce_kicks) {
+        return;
+    }
+    if (cfg.zero_copy_mode) {
+        std::snprintf(coalesce_reason_, sizeof coalesce_reason_,
+                      "zero-copy: the driver drains the TX ring itself");
+        return;
+    }
+    // kCoalescedBursts bursts in one sendto(): the kernel's default is
+    // one.
+    int budget = int(kCoalescedBursts * kBurst);
+    if (setsockopt(fd(), SOL_XDP, compat::kSockoptMaxTxSkbBudget, &budget,
+                   sizeof budget)) {
+        std::snprintf(coalesce_reason_, sizeof coalesce_reason_,
+                      "kernel lacks XDP_MAX_TX_SKB_BUDGET (Linux 6.17): %s",
+                      std::strerror(errno));
+        return;
+    }
+    kicker_ = new (std::nothrow) TxKicker(fd());
+    if (!kicker_) {
+        std::snprintf(coalesce_reason_, sizeof coalesce_reason_,
+                      "out of memory");
+    }
+}
+
 afxdp_queue::~afxdp_queue()
 {
+    // A thread may still owe our kick: it holds the kicker, not us.
+    if (kicker_) {
+        kicker_->close();
+        kicker_->unref();
+    }
     // Once the socket and its UMEM registration are gone the kernel holds
     // none of our frames: whatever sat in this queue's four rings goes
     // back to the pool, which other devices' queues may still be using.
@@ -264,6 +415,10 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
 
     uint32_t first;
     uint32_t n = rx_.peek(uint32_t(max), &first);
+    if (n_owed) {
+        settle_owed(this, n);
+    }
+    rx_now = n && busy_polled_ ? this : nullptr;
     if (n == 0) {
         if (qfill) {
             *qfill = 0;
@@ -505,9 +660,6 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
     stats_.tx_packets += slots;
     stats_.tx_in_place += sent_in_place;
     stats_.tx_batches += slots > 0;
-    if (tx_.pending()) {
-        kick_tx(events, error);
-    }
     if (dropped) {
         *events |= AFXDP_EV_TX_DROP;
     }
@@ -519,14 +671,67 @@ afxdp_queue::send(const afxdp_tx_packet *pkts, size_t n, unsigned *events,
                   int *error) noexcept
 {
     size_t dropped = 0;
-    reap_completions(events);
+    if (in_kernel_tx_) {
+        reap_completions(events);
+    }
     while (n > 0) {
         uint32_t k = n < kBurst ? uint32_t(n) : kBurst;
         dropped += send_burst(pkts, k, events, error);
         pkts += k;
         n -= k;
     }
+    if (tx_.pending()) {
+        kick_or_defer(events, error);
+    }
     return dropped;
+}
+
+void
+afxdp_queue::kick_or_defer(unsigned *events, int *error) noexcept
+{
+    if (kicker_) {
+        int i = find_owed(kicker_);
+        bool room = tx_.pending() < kCoalescedBursts * kBurst;
+        if (i >= 0) {
+            if (room && rx_now == owed[i].rxq) {
+                // The kick this thread owes us covers this burst too.
+                stats_.tx_kicks_deferred++;
+                return;
+            }
+            // Enough waits, or it came from elsewhere: pay for all.
+            owed[i].kicker->unref();
+            owed[i] = owed[--n_owed];
+        } else if (rx_now && n_owed < kMaxOwed && room
+                   && (!need_wakeup_
+                       || tx_.needs_wakeup(compat::kRingNeedWakeup))) {
+            // These packets came from a receive on this thread, whose next
+            // burst will be here in a moment: kick with that one.
+            owed_at_exit.armed = true;
+            kicker_->ref();
+            kicker_->owe();
+            owed[n_owed++] = {kicker_, rx_now, 0, 0};
+            stats_.tx_kicks_deferred++;
+            return;
+        }
+        kicker_->paid();
+    }
+    kick_tx(events, error);
+}
+
+void
+afxdp_queue::kick_if_owed() noexcept
+{
+    if (kicker_ && kicker_->owed()) {
+        kicker_->kick_late();
+    }
+}
+
+afxdp_queue_stats
+afxdp_queue::stats() const noexcept
+{
+    afxdp_queue_stats s = stats_;
+    s.tx_kicks_late = kicker_ ? kicker_->late_kicks() : 0;
+    return s;
 }
 
 bool

@@ -7,6 +7,7 @@
 #ifndef AFXDP_QUEUE_HH
 #define AFXDP_QUEUE_HH
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -25,11 +26,71 @@ struct QueueConfig {
     bool zero_copy_mode;      // TX completes asynchronously.
     bool use_need_wakeup;     // Ask for XDP_USE_NEED_WAKEUP.
     bool in_place_copy_mode;  // Send shared frames in place in copy mode.
+    bool coalesce_kicks;      // Let a kick wait for the next burst (copy
+                              // mode; see TxKicker).
+    bool busy_polled;         // RX polled in a busy loop: what it receives
+                              // may be sent with a deferred kick.
     unsigned ring_size;
     afxdp_pool *pool;         // The frames, possibly shared with queues of
                               // other devices; registered as this socket's
                               // own UMEM.
     bool memlock_charged;     // No CAP_IPC_LOCK: RLIMIT_MEMLOCK applies.
+};
+
+// The TX kick of one socket, as a thread that has deferred it holds it.
+//
+// In copy mode every sendto() costs a system call, and the kernel then
+// transmits the TX ring synchronously.  A PMD thread that sends a burst
+// received from one of our RX queues may leave the kick for a moment: the
+// next bursts from that RX queue are about to be sent too, and one
+// sendto() then carries them all (XDP_MAX_TX_SKB_BUDGET lets it).  The
+// thread owes the kick; it pays it when enough bursts wait, when the RX
+// queue it polls comes up empty, or after a few polls at the latest (see
+// queue.cc and afxdp_queue_send() in afxdp.h).  The thread keeps a reference to this object, not to the
+// queue, which may be closed meanwhile: close() waits for a kick in
+// progress and turns later ones into no-ops before the socket goes.
+class TxKicker {
+public:
+    explicit TxKicker(int fd) noexcept : fd_(fd) {}
+    TxKicker(const TxKicker &) = delete;
+    TxKicker &operator=(const TxKicker &) = delete;
+
+    void ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+    void unref() noexcept
+    {
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            delete this;
+        }
+    }
+
+    // A thread now owes this kick.
+    void owe() noexcept { owed_.store(true, std::memory_order_relaxed); }
+    // The queue's own send kicked: nothing is owed any more.
+    void paid() noexcept { owed_.store(false, std::memory_order_relaxed); }
+    bool owed() const noexcept
+    {
+        return owed_.load(std::memory_order_relaxed);
+    }
+
+    // From any thread: one sendto() unless the socket is closing.  Counts
+    // as a late kick.  Returns the errno of a failed sendto(), 0 if none.
+    int kick_late() noexcept;
+    // The queue is closing its socket: waits for a kick in progress and
+    // makes every later one a no-op.
+    void close() noexcept;
+    uint64_t late_kicks() const noexcept
+    {
+        return late_kicks_.load(std::memory_order_relaxed);
+    }
+
+private:
+    ~TxKicker() = default;
+    static constexpr uint32_t kClosed = 1u << 31;
+    std::atomic<uint32_t> refs_{1};      // The queue's, and each debtor's.
+    std::atomic<uint32_t> state_{0};     // Kicks under way, | kClosed.
+    std::atomic<bool> owed_{false};
+    std::atomic<uint64_t> late_kicks_{0};
+    int fd_;
 };
 
 // libxdp's handles, deleted in the order the kernel needs.
@@ -65,9 +126,16 @@ public:
     afxdp_pool *pool() const noexcept { return pool_; }
     bool need_wakeup_in_use() const noexcept { return need_wakeup_; }
     bool sends_in_place() const noexcept { return in_place_; }
+    bool coalesces_kicks() const noexcept { return kicker_ != nullptr; }
+    // Why kicks are not coalesced although asked; "" if they are or were
+    // not asked.
+    const char *coalesce_reason() const noexcept { return coalesce_reason_; }
+    // From any thread: pays a kick some thread still owes (the backstop
+    // for a thread that stopped polling the RX queue it deferred on).
+    void kick_if_owed() noexcept;
     const char *need_wakeup_reason() const noexcept { return nw_reason_; }
     bool zero_copy_confirmed() const noexcept;
-    const afxdp_queue_stats &stats() const noexcept { return stats_; }
+    afxdp_queue_stats stats() const noexcept;
     int xdp_stats(afxdp_xdp_stats *) const noexcept;
     void frame_counts(afxdp_frame_counts *) noexcept;
     void wakeup_flags(bool *fill, bool *tx) const noexcept;
@@ -82,7 +150,9 @@ private:
     size_t send_burst(const afxdp_tx_packet *pkts, uint32_t n,
                       unsigned *events, int *error) noexcept;
     void kick_tx(unsigned *events, int *error) noexcept;
+    void kick_or_defer(unsigned *events, int *error) noexcept;
     void reap_completions(unsigned *events) noexcept;
+    void setup_coalescing(const afxdp::QueueConfig &) noexcept;
 
     // The destructor closes the socket, then the UMEM, then takes back
     // from the pool the frames the kernel held for this queue.
@@ -105,7 +175,11 @@ private:
     bool zero_copy_mode_ = false;    // Mode asked for zero-copy.
     bool in_place_ = false;          // Frames of pool_ are sent in place.
     char nw_reason_[96] = "";        // Why need_wakeup is off, if asked.
+    afxdp::TxKicker *kicker_ = nullptr;  // Our reference; null: kicks are
+                                         // not coalesced.
+    char coalesce_reason_[96] = "";  // Why not, if asked.
     bool filled_ = false;            // The fill ring was filled once.
+    bool busy_polled_ = false;       // QueueConfig::busy_polled.
     uint32_t in_kernel_rx_ = 0;      // Frames in the fill or RX ring.
     uint32_t in_kernel_tx_ = 0;      // Frames in the TX or completion ring.
     afxdp_queue_stats stats_{};

@@ -178,14 +178,14 @@ public:
         return n;
     }
 
-    // Receives until 'want' test frames arrived or about 2 s passed;
-    // returns their sequence numbers, checking each one's content.
-    std::vector<uint32_t> receive_frames(size_t want)
+    // Receives until 'want' test frames arrived or 'ms' milliseconds
+    // passed; returns their sequence numbers, checking each one's content.
+    std::vector<uint32_t> receive_frames(size_t want, int ms = 2000)
     {
         std::vector<uint32_t> seqs;
         std::vector<uint8_t> buf(4096);
         auto deadline = std::chrono::steady_clock::now()
-                        + std::chrono::seconds(2);
+                        + std::chrono::milliseconds(ms);
         while (seqs.size() < want
                && std::chrono::steady_clock::now() < deadline) {
             pollfd pfd = {fd_, POLLIN, 0};
@@ -1259,4 +1259,317 @@ TEST_F(Veth, SharedFramesAreCopiedInCopyModeUnlessAskedOtherwise)
         afxdp_pool_put(pool, f.data);
     }
     expect_shared_frames_add_up(qa, qb, 0);
+}
+
+// --- 10. Coalesced TX kicks -----------------------------------------------
+//
+// One device on the veth end a, a packet socket on its peer b: frames the
+// packet socket sends arrive on the device's queue, and whatever the queue
+// sends leaves a and reaches the packet socket.  Copy mode (generic): there
+// the kernel transmits only when kicked.
+
+namespace {
+
+afxdp_dev_config
+coalescing_config(const char *ifname, bool coalesce = true)
+{
+    afxdp_dev_config cfg = config(ifname, AFXDP_MODE_GENERIC);
+    cfg.coalesce_tx_kicks = coalesce;
+    cfg.busy_polled = true;
+    return cfg;
+}
+
+// One receive call on 'q' for at most 'max' frames, appended to 'held'.
+size_t
+recv_once(afxdp_queue *q, size_t max, std::vector<afxdp_rx_frame> *held)
+{
+    afxdp_rx_frame frames[32];
+    unsigned events = 0;
+    int error = 0;
+    size_t n = afxdp_queue_recv(q, frames, max < 32 ? max : 32, nullptr,
+                                &events, &error);
+    held->insert(held->end(), frames, frames + n);
+    return n;
+}
+
+// Sends copies of 'frames' on 'q' and gives the frames back to the pool.
+void
+send_back(afxdp_queue *q, std::vector<afxdp_rx_frame> *frames)
+{
+    afxdp_pool *pool = afxdp_queue_pool(q);
+    std::vector<afxdp_tx_packet> pkts;
+    for (const afxdp_rx_frame &f : *frames) {
+        pkts.push_back({f.data, f.len, nullptr});
+    }
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q, pkts.data(), pkts.size(), &events,
+                               &error), 0u);
+    for (const afxdp_rx_frame &f : *frames) {
+        afxdp_pool_put(pool, f.data);
+    }
+    frames->clear();
+}
+
+afxdp_queue_stats
+stats_of(afxdp_queue *q)
+{
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    return st;
+}
+
+// The sendto() calls the queue made, on a send or later.
+uint64_t
+syscalls(afxdp_queue *q)
+{
+    afxdp_queue_stats st = stats_of(q);
+    return st.tx_kicks + st.tx_kick_retries + st.tx_kicks_late;
+}
+
+// Skips the test where the kernel cannot coalesce (before Linux 6.17).
+#define SKIP_UNLESS_COALESCING(DEV)                                         \
+    do {                                                                    \
+        afxdp_dev_info info_;                                               \
+        afxdp_dev_get_info(DEV, &info_);                                    \
+        if (!info_.coalesce_tx_kicks_in_use) {                              \
+            GTEST_SKIP() << "TX kicks not coalesced here: "                 \
+                         << info_.coalesce_tx_kicks_reason;                 \
+        }                                                                   \
+    } while (0)
+
+}  // namespace
+
+TEST_F(Veth, SendAfterReceiveOwesItsKickUntilTheRxQueueIsEmpty)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    Dev a = open_dev(coalescing_config(net_.a()));
+    ASSERT_TRUE(a);
+    SKIP_UNLESS_COALESCING(a.get());
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+
+    ASSERT_EQ(peer.send_frames(0, 8), 8u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 8, &held);   // Its last call returned packets.
+    ASSERT_EQ(held.size(), 8u);
+    send_back(q, &held);
+    afxdp_queue_stats st = stats_of(q);
+    EXPECT_EQ(st.tx_kicks_deferred, 1u);
+    EXPECT_EQ(syscalls(q), 0u);
+    EXPECT_TRUE(peer.receive_frames(8, 200).empty())
+        << "nothing leaves before the kick";
+
+    // The RX queue comes up empty: the thread pays what it owes.
+    EXPECT_EQ(recv_once(q, 32, &held), 0u);
+    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
+    std::vector<uint32_t> seqs = peer.receive_frames(8);
+    ASSERT_EQ(seqs.size(), 8u);
+    for (uint32_t i = 0; i < 8; i++) {
+        EXPECT_EQ(seqs[i], i);
+    }
+    EXPECT_EQ(syscalls(q), 1u);
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    expect_frames_add_up(q, 0);
+}
+
+TEST_F(Veth, TwoBurstsLeaveInOneSendto)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    Dev a = open_dev(coalescing_config(net_.a()));
+    ASSERT_TRUE(a);
+    SKIP_UNLESS_COALESCING(a.get());
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+
+    // Two bursts of 8 wait in the RX ring, as a busy PMD finds them.
+    std::vector<afxdp_rx_frame> burst;
+    ASSERT_EQ(peer.send_frames(16, 16), 16u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(recv_once(q, 8, &burst), 8u);
+    send_back(q, &burst);
+    ASSERT_EQ(recv_once(q, 8, &burst), 8u);
+    send_back(q, &burst);
+    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 2u);
+    EXPECT_LE(syscalls(q), 1u);
+    // Paid by the second send (at most two bursts per kick) or, with
+    // deeper coalescing, by the empty receive.
+    EXPECT_EQ(recv_once(q, 32, &burst), 0u);
+    std::vector<uint32_t> seqs = peer.receive_frames(16);
+    ASSERT_EQ(seqs.size(), 16u);
+    for (uint32_t i = 0; i < 16; i++) {
+        EXPECT_EQ(seqs[i], 16 + i);
+    }
+    EXPECT_EQ(syscalls(q), 1u) << "one sendto() for both bursts";
+    EXPECT_EQ(stats_of(q).tx_packets, 16u);
+}
+
+TEST_F(Veth, OwedKickIsPaidWithinAFewBurstsEvenIfNothingIsSent)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    Dev a = open_dev(coalescing_config(net_.a()));
+    ASSERT_TRUE(a);
+    SKIP_UNLESS_COALESCING(a.get());
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(q);
+
+    ASSERT_EQ(peer.send_frames(0, 4), 4u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 4, &held);
+    ASSERT_EQ(held.size(), 4u);
+    // More traffic waits in the RX ring, none of which we will send.
+    ASSERT_EQ(peer.send_frames(4, 64), 64u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    send_back(q, &held);
+    ASSERT_EQ(stats_of(q).tx_kicks_deferred, 1u);
+    int polls = 0;
+    while (stats_of(q).tx_kicks_late == 0 && polls < 16) {
+        ASSERT_GT(recv_once(q, 4, &held), 0u);
+        polls++;
+    }
+    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
+    EXPECT_LE(polls, 8) << "paid within the coalescing depth";
+    std::vector<uint32_t> seqs = peer.receive_frames(4);
+    EXPECT_EQ(seqs.size(), 4u);
+    for (const afxdp_rx_frame &f : held) {
+        afxdp_pool_put(pool, f.data);
+    }
+}
+
+TEST_F(Veth, OnlyTheReceivingThreadDefersAndItPaysWhenItExits)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    Dev a = open_dev(coalescing_config(net_.a()));
+    ASSERT_TRUE(a);
+    SKIP_UNLESS_COALESCING(a.get());
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+
+    // Received here, sent from a thread that received nothing: no reason
+    // to wait, it kicks.
+    ASSERT_EQ(peer.send_frames(0, 4), 4u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 4, &held);
+    ASSERT_EQ(held.size(), 4u);
+    std::thread([&] { send_back(q, &held); }).join();
+    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 0u);
+    EXPECT_EQ(stats_of(q).tx_kicks, 1u);
+    EXPECT_EQ(peer.receive_frames(4).size(), 4u);
+
+    // A thread that receives, sends and exits owes a kick at its exit,
+    // and pays it there.
+    ASSERT_EQ(peer.send_frames(4, 4), 4u);
+    std::thread([&] {
+        std::vector<afxdp_rx_frame> mine;
+        receive(q, 4, &mine);
+        ASSERT_EQ(mine.size(), 4u);
+        send_back(q, &mine);
+        EXPECT_EQ(stats_of(q).tx_kicks_deferred, 1u);
+    }).join();
+    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
+    EXPECT_EQ(peer.receive_frames(4).size(), 4u);
+}
+
+TEST_F(Veth, OwedKickOfAClosedQueueIsDroppedSafely)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    Dev a = open_dev(coalescing_config(net_.a()));
+    ASSERT_TRUE(a);
+    SKIP_UNLESS_COALESCING(a.get());
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+
+    ASSERT_EQ(peer.send_frames(0, 4), 4u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 4, &held);
+    ASSERT_EQ(held.size(), 4u);
+    send_back(q, &held);
+    ASSERT_EQ(stats_of(q).tx_kicks_deferred, 1u);
+    // Closed with the kick owed: the thread still holds it.
+    a.reset();
+
+    // A new device, very likely at the same addresses: the stale debt
+    // costs it at most an early kick, and its traffic flows.
+    a = open_dev_after_close(coalescing_config(net_.a()));
+    ASSERT_TRUE(a);
+    q = afxdp_dev_queue(a.get(), 0);
+    ASSERT_EQ(peer.send_frames(10, 4), 4u);
+    receive(q, 4, &held);
+    ASSERT_EQ(held.size(), 4u);
+    send_back(q, &held);
+    EXPECT_EQ(recv_once(q, 32, &held), 0u);
+    std::vector<uint32_t> seqs = peer.receive_frames(4);
+    ASSERT_EQ(seqs.size(), 4u);
+    EXPECT_EQ(seqs[0], 10u);
+}
+
+TEST_F(Veth, KickOwedToAnIdleThreadIsPaidByKickOwed)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    Dev a = open_dev(coalescing_config(net_.a()));
+    ASSERT_TRUE(a);
+    SKIP_UNLESS_COALESCING(a.get());
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+
+    ASSERT_EQ(peer.send_frames(0, 4), 4u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 4, &held);
+    send_back(q, &held);
+    ASSERT_EQ(stats_of(q).tx_kicks_deferred, 1u);
+    // This thread polls no more; another one (OVS: the main thread, with
+    // the statistics) finds the debt.
+    std::thread([&] { afxdp_queue_kick_owed(q); }).join();
+    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
+    EXPECT_EQ(peer.receive_frames(4).size(), 4u);
+    afxdp_queue_kick_owed(q);
+    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u) << "nothing owed any more";
+    // The debt this thread still records is paid harmlessly.
+    EXPECT_EQ(recv_once(q, 32, &held), 0u);
+}
+
+TEST_F(Veth, WhatANonBusyPollerReceivesIsKickedAtOnce)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    afxdp_dev_config cfg = coalescing_config(net_.a());
+    cfg.busy_polled = false;
+    Dev a = open_dev(cfg);
+    ASSERT_TRUE(a);
+    SKIP_UNLESS_COALESCING(a.get());
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+
+    ASSERT_EQ(peer.send_frames(0, 4), 4u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 4, &held);
+    ASSERT_EQ(held.size(), 4u);
+    send_back(q, &held);
+    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 0u);
+    EXPECT_EQ(stats_of(q).tx_kicks, 1u);
+    EXPECT_EQ(peer.receive_frames(4, 500).size(), 4u);
+}
+
+TEST_F(Veth, WithoutCoalescingEverySendKicks)
+{
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    Dev a = open_dev(coalescing_config(net_.a(), false));
+    ASSERT_TRUE(a);
+    afxdp_dev_info info;
+    afxdp_dev_get_info(a.get(), &info);
+    EXPECT_FALSE(info.coalesce_tx_kicks_requested);
+    EXPECT_FALSE(info.coalesce_tx_kicks_in_use);
+    EXPECT_STREQ(info.coalesce_tx_kicks_reason, "");
+    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
+
+    ASSERT_EQ(peer.send_frames(0, 4), 4u);
+    std::vector<afxdp_rx_frame> held;
+    receive(q, 4, &held);
+    send_back(q, &held);
+    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 0u);
+    EXPECT_EQ(stats_of(q).tx_kicks, 1u);
+    EXPECT_EQ(peer.receive_frames(4, 500).size(), 4u);
 }
