@@ -107,8 +107,7 @@ struct OwedKick {
     TxKicker *kicker;          // One reference.
     const afxdp_queue *rxq;
     uint32_t polls;            // Receive calls on this thread since.
-    uint32_t bursts;           // Bursts 'rxq' gave since, each followed
-                               // by a send that deferred again.
+    uint32_t bursts;           // Bursts 'rxq' gave this thread since.
 };
 thread_local OwedKick owed[kMaxOwed];
 thread_local int n_owed;
