@@ -1327,249 +1327,208 @@ syscalls(afxdp_queue *q)
     return st.tx_kicks + st.tx_kick_retries + st.tx_kicks_late;
 }
 
-// Skips the test where the kernel cannot coalesce (before Linux 6.17).
-#define SKIP_UNLESS_COALESCING(DEV)                                         \
-    do {                                                                    \
-        afxdp_dev_info info_;                                               \
-        afxdp_dev_get_info(DEV, &info_);                                    \
-        if (!info_.coalesce_tx_kicks_in_use) {                              \
-            GTEST_SKIP() << "TX kicks not coalesced here: "                 \
-                         << info_.coalesce_tx_kicks_reason;                 \
-        }                                                                   \
-    } while (0)
+// The device (coalescing, unless a test reopens it otherwise) and the
+// packet socket on its peer; skipped where the kernel cannot coalesce
+// (before Linux 6.17).
+class Coalescing : public Veth {
+protected:
+    void SetUp() override
+    {
+        Veth::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        peer_.reset(new PacketSocket(net_.b(), kEthType));
+        ASSERT_EQ(peer_->error(), "");
+        reopen(coalescing_config(net_.a()));
+        afxdp_dev_info info;
+        afxdp_dev_get_info(dev_.get(), &info);
+        if (!info.coalesce_tx_kicks_in_use) {
+            GTEST_SKIP() << "TX kicks not coalesced here: "
+                         << info.coalesce_tx_kicks_reason;
+        }
+    }
+
+    void reopen(const afxdp_dev_config &cfg)
+    {
+        dev_.reset();
+        dev_ = open_dev_after_close(cfg);
+        ASSERT_TRUE(dev_);
+        q_ = afxdp_dev_queue(dev_.get(), 0);
+    }
+
+    // The peer sends frames first..first+n-1; they are received here,
+    // the last receive call returning packets.
+    void from_peer(uint32_t first, uint32_t n,
+                   std::vector<afxdp_rx_frame> *held)
+    {
+        ASSERT_EQ(peer_->send_frames(first, n), n);
+        receive(q_, n, held);
+        ASSERT_EQ(held->size(), size_t(n));
+    }
+
+    // Frames first..first+n-1 reach the peer within 'ms'.
+    void peer_gets(uint32_t first, uint32_t n, int ms = 2000)
+    {
+        std::vector<uint32_t> seqs = peer_->receive_frames(n, ms);
+        ASSERT_EQ(seqs.size(), size_t(n));
+        for (uint32_t i = 0; i < n; i++) {
+            EXPECT_EQ(seqs[i], first + i);
+        }
+    }
+
+    std::unique_ptr<PacketSocket> peer_;
+    Dev dev_;
+    afxdp_queue *q_ = nullptr;
+};
 
 }  // namespace
 
-TEST_F(Veth, SendAfterReceiveOwesItsKickUntilTheRxQueueIsEmpty)
+TEST_F(Coalescing, SendAfterReceiveOwesItsKickUntilTheRxQueueIsEmpty)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
-    Dev a = open_dev(coalescing_config(net_.a()));
-    ASSERT_TRUE(a);
-    SKIP_UNLESS_COALESCING(a.get());
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-
-    ASSERT_EQ(peer.send_frames(0, 8), 8u);
     std::vector<afxdp_rx_frame> held;
-    receive(q, 8, &held);   // Its last call returned packets.
-    ASSERT_EQ(held.size(), 8u);
-    send_back(q, &held);
-    afxdp_queue_stats st = stats_of(q);
-    EXPECT_EQ(st.tx_kicks_deferred, 1u);
-    EXPECT_EQ(syscalls(q), 0u);
-    EXPECT_TRUE(peer.receive_frames(8, 200).empty())
+    from_peer(0, 8, &held);
+    send_back(q_, &held);
+    EXPECT_EQ(stats_of(q_).tx_kicks_deferred, 1u);
+    EXPECT_EQ(syscalls(q_), 0u);
+    EXPECT_TRUE(peer_->receive_frames(8, 200).empty())
         << "nothing leaves before the kick";
 
     // The RX queue comes up empty: the thread pays what it owes.
-    EXPECT_EQ(recv_once(q, 32, &held), 0u);
-    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
-    std::vector<uint32_t> seqs = peer.receive_frames(8);
-    ASSERT_EQ(seqs.size(), 8u);
-    for (uint32_t i = 0; i < 8; i++) {
-        EXPECT_EQ(seqs[i], i);
-    }
-    EXPECT_EQ(syscalls(q), 1u);
+    EXPECT_EQ(recv_once(q_, 32, &held), 0u);
+    EXPECT_EQ(stats_of(q_).tx_kicks_late, 1u);
+    peer_gets(0, 8);
+    EXPECT_EQ(syscalls(q_), 1u);
     unsigned events = 0;
     int error = 0;
-    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
-    expect_frames_add_up(q, 0);
+    EXPECT_EQ(afxdp_queue_send(q_, nullptr, 0, &events, &error), 0u);
+    expect_frames_add_up(q_, 0);
 }
 
-TEST_F(Veth, TwoBurstsLeaveInOneSendto)
+TEST_F(Coalescing, TwoBurstsLeaveInOneSendto)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
-    Dev a = open_dev(coalescing_config(net_.a()));
-    ASSERT_TRUE(a);
-    SKIP_UNLESS_COALESCING(a.get());
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-
     // Two bursts of 8 wait in the RX ring, as a busy PMD finds them.
     std::vector<afxdp_rx_frame> burst;
-    ASSERT_EQ(peer.send_frames(16, 16), 16u);
+    ASSERT_EQ(peer_->send_frames(16, 16), 16u);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_EQ(recv_once(q, 8, &burst), 8u);
-    send_back(q, &burst);
-    ASSERT_EQ(recv_once(q, 8, &burst), 8u);
-    send_back(q, &burst);
-    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 2u);
-    EXPECT_LE(syscalls(q), 1u);
+    ASSERT_EQ(recv_once(q_, 8, &burst), 8u);
+    send_back(q_, &burst);
+    ASSERT_EQ(recv_once(q_, 8, &burst), 8u);
+    send_back(q_, &burst);
+    EXPECT_EQ(stats_of(q_).tx_kicks_deferred, 2u);
+    EXPECT_LE(syscalls(q_), 1u);
     // Paid by the second send (at most two bursts per kick) or, with
     // deeper coalescing, by the empty receive.
-    EXPECT_EQ(recv_once(q, 32, &burst), 0u);
-    std::vector<uint32_t> seqs = peer.receive_frames(16);
-    ASSERT_EQ(seqs.size(), 16u);
-    for (uint32_t i = 0; i < 16; i++) {
-        EXPECT_EQ(seqs[i], 16 + i);
-    }
-    EXPECT_EQ(syscalls(q), 1u) << "one sendto() for both bursts";
-    EXPECT_EQ(stats_of(q).tx_packets, 16u);
+    EXPECT_EQ(recv_once(q_, 32, &burst), 0u);
+    peer_gets(16, 16);
+    EXPECT_EQ(syscalls(q_), 1u) << "one sendto() for both bursts";
+    EXPECT_EQ(stats_of(q_).tx_packets, 16u);
 }
 
-TEST_F(Veth, OwedKickIsPaidWithinAFewBurstsEvenIfNothingIsSent)
+TEST_F(Coalescing, OwedKickIsPaidWithinAFewBurstsEvenIfNothingIsSent)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
-    Dev a = open_dev(coalescing_config(net_.a()));
-    ASSERT_TRUE(a);
-    SKIP_UNLESS_COALESCING(a.get());
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-    afxdp_pool *pool = afxdp_queue_pool(q);
-
-    ASSERT_EQ(peer.send_frames(0, 4), 4u);
     std::vector<afxdp_rx_frame> held;
-    receive(q, 4, &held);
-    ASSERT_EQ(held.size(), 4u);
+    from_peer(0, 4, &held);
     // More traffic waits in the RX ring, none of which we will send.
-    ASSERT_EQ(peer.send_frames(4, 64), 64u);
+    ASSERT_EQ(peer_->send_frames(4, 64), 64u);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    send_back(q, &held);
-    ASSERT_EQ(stats_of(q).tx_kicks_deferred, 1u);
+    send_back(q_, &held);
+    ASSERT_EQ(stats_of(q_).tx_kicks_deferred, 1u);
     int polls = 0;
-    while (stats_of(q).tx_kicks_late == 0 && polls < 16) {
-        ASSERT_GT(recv_once(q, 4, &held), 0u);
+    while (stats_of(q_).tx_kicks_late == 0 && polls < 16) {
+        ASSERT_GT(recv_once(q_, 4, &held), 0u);
         polls++;
     }
-    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
-    EXPECT_LE(polls, 8) << "paid within the coalescing depth";
-    std::vector<uint32_t> seqs = peer.receive_frames(4);
-    EXPECT_EQ(seqs.size(), 4u);
+    EXPECT_EQ(stats_of(q_).tx_kicks_late, 1u);
+    EXPECT_LE(polls, AFXDP_COALESCED_BURSTS)
+        << "paid within the coalescing depth";
+    peer_gets(0, 4);
     for (const afxdp_rx_frame &f : held) {
-        afxdp_pool_put(pool, f.data);
+        afxdp_pool_put(afxdp_queue_pool(q_), f.data);
     }
 }
 
-TEST_F(Veth, OnlyTheReceivingThreadDefersAndItPaysWhenItExits)
+TEST_F(Coalescing, OnlyTheReceivingThreadDefersAndItPaysWhenItExits)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
-    Dev a = open_dev(coalescing_config(net_.a()));
-    ASSERT_TRUE(a);
-    SKIP_UNLESS_COALESCING(a.get());
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-
     // Received here, sent from a thread that received nothing: no reason
     // to wait, it kicks.
-    ASSERT_EQ(peer.send_frames(0, 4), 4u);
     std::vector<afxdp_rx_frame> held;
-    receive(q, 4, &held);
-    ASSERT_EQ(held.size(), 4u);
-    std::thread([&] { send_back(q, &held); }).join();
-    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 0u);
-    EXPECT_EQ(stats_of(q).tx_kicks, 1u);
-    EXPECT_EQ(peer.receive_frames(4).size(), 4u);
+    from_peer(0, 4, &held);
+    std::thread([&] { send_back(q_, &held); }).join();
+    EXPECT_EQ(stats_of(q_).tx_kicks_deferred, 0u);
+    EXPECT_EQ(stats_of(q_).tx_kicks, 1u);
+    peer_gets(0, 4);
 
     // A thread that receives, sends and exits owes a kick at its exit,
     // and pays it there.
-    ASSERT_EQ(peer.send_frames(4, 4), 4u);
     std::thread([&] {
         std::vector<afxdp_rx_frame> mine;
-        receive(q, 4, &mine);
-        ASSERT_EQ(mine.size(), 4u);
-        send_back(q, &mine);
-        EXPECT_EQ(stats_of(q).tx_kicks_deferred, 1u);
+        from_peer(4, 4, &mine);
+        send_back(q_, &mine);
+        EXPECT_EQ(stats_of(q_).tx_kicks_deferred, 1u);
     }).join();
-    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
-    EXPECT_EQ(peer.receive_frames(4).size(), 4u);
+    EXPECT_EQ(stats_of(q_).tx_kicks_late, 1u);
+    peer_gets(4, 4);
 }
 
-TEST_F(Veth, OwedKickOfAClosedQueueIsDroppedSafely)
+TEST_F(Coalescing, OwedKickOfAClosedQueueIsDroppedSafely)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
-    Dev a = open_dev(coalescing_config(net_.a()));
-    ASSERT_TRUE(a);
-    SKIP_UNLESS_COALESCING(a.get());
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-
-    ASSERT_EQ(peer.send_frames(0, 4), 4u);
     std::vector<afxdp_rx_frame> held;
-    receive(q, 4, &held);
-    ASSERT_EQ(held.size(), 4u);
-    send_back(q, &held);
-    ASSERT_EQ(stats_of(q).tx_kicks_deferred, 1u);
-    // Closed with the kick owed: the thread still holds it.
-    a.reset();
-
-    // A new device, very likely at the same addresses: the stale debt
-    // costs it at most an early kick, and its traffic flows.
-    a = open_dev_after_close(coalescing_config(net_.a()));
-    ASSERT_TRUE(a);
-    q = afxdp_dev_queue(a.get(), 0);
-    ASSERT_EQ(peer.send_frames(10, 4), 4u);
-    receive(q, 4, &held);
-    ASSERT_EQ(held.size(), 4u);
-    send_back(q, &held);
-    EXPECT_EQ(recv_once(q, 32, &held), 0u);
-    std::vector<uint32_t> seqs = peer.receive_frames(4);
-    ASSERT_EQ(seqs.size(), 4u);
-    EXPECT_EQ(seqs[0], 10u);
+    from_peer(0, 4, &held);
+    send_back(q_, &held);
+    ASSERT_EQ(stats_of(q_).tx_kicks_deferred, 1u);
+    // Closed with the kick owed: the thread still holds it.  A new device,
+    // very likely at the same addresses: the stale debt costs it at most
+    // an early kick, and its traffic flows.
+    reopen(coalescing_config(net_.a()));
+    from_peer(10, 4, &held);
+    send_back(q_, &held);
+    EXPECT_EQ(recv_once(q_, 32, &held), 0u);
+    peer_gets(10, 4);
 }
 
-TEST_F(Veth, KickOwedToAnIdleThreadIsPaidByKickOwed)
+TEST_F(Coalescing, KickOwedToAnIdleThreadIsPaidByKickOwed)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
-    Dev a = open_dev(coalescing_config(net_.a()));
-    ASSERT_TRUE(a);
-    SKIP_UNLESS_COALESCING(a.get());
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-
-    ASSERT_EQ(peer.send_frames(0, 4), 4u);
     std::vector<afxdp_rx_frame> held;
-    receive(q, 4, &held);
-    send_back(q, &held);
-    ASSERT_EQ(stats_of(q).tx_kicks_deferred, 1u);
+    from_peer(0, 4, &held);
+    send_back(q_, &held);
+    ASSERT_EQ(stats_of(q_).tx_kicks_deferred, 1u);
     // This thread polls no more; another one (OVS: the main thread, with
     // the statistics) finds the debt.
-    std::thread([&] { afxdp_queue_kick_owed(q); }).join();
-    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u);
-    EXPECT_EQ(peer.receive_frames(4).size(), 4u);
-    afxdp_queue_kick_owed(q);
-    EXPECT_EQ(stats_of(q).tx_kicks_late, 1u) << "nothing owed any more";
+    std::thread([&] { afxdp_queue_kick_owed(q_); }).join();
+    EXPECT_EQ(stats_of(q_).tx_kicks_late, 1u);
+    peer_gets(0, 4);
+    afxdp_queue_kick_owed(q_);
+    EXPECT_EQ(stats_of(q_).tx_kicks_late, 1u) << "nothing owed any more";
     // The debt this thread still records is paid harmlessly.
-    EXPECT_EQ(recv_once(q, 32, &held), 0u);
+    EXPECT_EQ(recv_once(q_, 32, &held), 0u);
 }
 
-TEST_F(Veth, WhatANonBusyPollerReceivesIsKickedAtOnce)
+TEST_F(Coalescing, WhatANonBusyPollerReceivesIsKickedAtOnce)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
     afxdp_dev_config cfg = coalescing_config(net_.a());
     cfg.busy_polled = false;
-    Dev a = open_dev(cfg);
-    ASSERT_TRUE(a);
-    SKIP_UNLESS_COALESCING(a.get());
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-
-    ASSERT_EQ(peer.send_frames(0, 4), 4u);
+    reopen(cfg);
     std::vector<afxdp_rx_frame> held;
-    receive(q, 4, &held);
-    ASSERT_EQ(held.size(), 4u);
-    send_back(q, &held);
-    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 0u);
-    EXPECT_EQ(stats_of(q).tx_kicks, 1u);
-    EXPECT_EQ(peer.receive_frames(4, 500).size(), 4u);
+    from_peer(0, 4, &held);
+    send_back(q_, &held);
+    EXPECT_EQ(stats_of(q_).tx_kicks_deferred, 0u);
+    EXPECT_EQ(stats_of(q_).tx_kicks, 1u);
+    peer_gets(0, 4, 500);
 }
 
-TEST_F(Veth, WithoutCoalescingEverySendKicks)
+TEST_F(Coalescing, WithoutCoalescingEverySendKicks)
 {
-    PacketSocket peer(net_.b(), kEthType);
-    ASSERT_EQ(peer.error(), "");
-    Dev a = open_dev(coalescing_config(net_.a(), false));
-    ASSERT_TRUE(a);
+    reopen(coalescing_config(net_.a(), false));
     afxdp_dev_info info;
-    afxdp_dev_get_info(a.get(), &info);
+    afxdp_dev_get_info(dev_.get(), &info);
     EXPECT_FALSE(info.coalesce_tx_kicks_requested);
     EXPECT_FALSE(info.coalesce_tx_kicks_in_use);
     EXPECT_STREQ(info.coalesce_tx_kicks_reason, "");
-    afxdp_queue *q = afxdp_dev_queue(a.get(), 0);
-
-    ASSERT_EQ(peer.send_frames(0, 4), 4u);
     std::vector<afxdp_rx_frame> held;
-    receive(q, 4, &held);
-    send_back(q, &held);
-    EXPECT_EQ(stats_of(q).tx_kicks_deferred, 0u);
-    EXPECT_EQ(stats_of(q).tx_kicks, 1u);
-    EXPECT_EQ(peer.receive_frames(4, 500).size(), 4u);
+    from_peer(0, 4, &held);
+    send_back(q_, &held);
+    EXPECT_EQ(stats_of(q_).tx_kicks_deferred, 0u);
+    EXPECT_EQ(stats_of(q_).tx_kicks, 1u);
+    peer_gets(0, 4, 500);
 }
