@@ -137,8 +137,9 @@ struct afxdp_dev_config {
                                * (measured on veth), so by default we copy. */
     bool coalesce_tx_kicks;   /* In copy modes, let a send that follows a
                                * receive on the same thread leave its TX
-                               * kick to the next burst, so that one
-                               * sendto() carries two (see
+                               * kick to the next bursts, so that one
+                               * sendto() carries up to
+                               * AFXDP_COALESCED_BURSTS of them (see
                                * afxdp_queue_send()).  Needs Linux 6.17
                                * (XDP_MAX_TX_SKB_BUDGET); ignored in
                                * zero-copy mode, where the driver drains

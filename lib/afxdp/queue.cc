@@ -115,12 +115,19 @@ thread_local int n_owed;
 // receive returned packets from (null once one came up empty).
 thread_local const afxdp_queue *rx_now;
 
+// Forgets debt 'i' (its kick made or about to be made by the caller).
+void
+forget(int i) noexcept
+{
+    owed[i].kicker->unref();
+    owed[i] = owed[--n_owed];
+}
+
 void
 pay(int i) noexcept
 {
     owed[i].kicker->kick_late();
-    owed[i].kicker->unref();
-    owed[i] = owed[--n_owed];
+    forget(i);
 }
 
 // A receive on 'rxq' that found 'n' packets: pays what is due.
@@ -698,8 +705,7 @@ afxdp_queue::kick_or_defer(unsigned *events, int *error) noexcept
                 return;
             }
             // Enough waits, or it came from elsewhere: pay for all.
-            owed[i].kicker->unref();
-            owed[i] = owed[--n_owed];
+            forget(i);
         } else if (rx_now && n_owed < kMaxOwed && room
                    && (!need_wakeup_
                        || tx_.needs_wakeup(compat::kRingNeedWakeup))) {
