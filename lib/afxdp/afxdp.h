@@ -12,9 +12,11 @@
  *     never allocate, never block and never log above debug level except
  *     rate-limited by the caller; they report rare events in an 'events'
  *     bitmask so the caller can count them (OVS: COVERAGE_INC).
- *   - A queue is used by one thread at a time: the caller serializes
- *     recv and send on the same queue (OVS: one PMD per rxq, tx locks).
- *     Pool puts may come from any thread.
+ *   - A queue has a receive side and a send side.  Each is used by one
+ *     thread at a time (the caller serializes its recvs, and its sends),
+ *     but a recv and a send on the same queue may run at once on two
+ *     threads (OVS: one PMD polls the rxq while others send on the txq
+ *     under its tx lock).  Pool puts may come from any thread.
  */
 #ifndef AFXDP_H
 #define AFXDP_H 1

@@ -131,7 +131,7 @@ public:
                         >> afxdp::kFrameShift);
     }
 
-    // For the queue that owns the UMEM (one thread at a time): frames
+    // For the queues on the UMEM (any thread; under the pool's lock): frames
     // taken for the fill ring ('to' kFill) or for TX (kTx), given back by
     // the kernel (from 'from'), and lent to the caller once received.
     uint32_t get(uint32_t n, uint32_t *out,

@@ -252,8 +252,9 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
         return R::failure(-EMFILE);
     }
     q->pool_ = cfg.pool;
-    q->scratch_.reset(new (std::nothrow) uint32_t[cfg.ring_size]);
-    if (!q->scratch_) {
+    q->rx_scratch_.reset(new (std::nothrow) uint32_t[cfg.ring_size]);
+    q->tx_scratch_.reset(new (std::nothrow) uint32_t[cfg.ring_size]);
+    if (!q->rx_scratch_ || !q->tx_scratch_) {
         return R::failure(-ENOMEM);
     }
 
@@ -379,7 +380,7 @@ afxdp_queue::refill(unsigned *events) noexcept
         stats_.fill_ring_empty++;
         *events |= AFXDP_EV_FILL_EMPTY;
     }
-    uint32_t n = pool_->get(room, scratch_.get(), FrameState::kFill);
+    uint32_t n = pool_->get(room, rx_scratch_.get(), FrameState::kFill);
     if (n == 0) {
         stats_.fill_no_frames++;
         *events |= AFXDP_EV_FILL_SHORT;
@@ -388,8 +389,8 @@ afxdp_queue::refill(unsigned *events) noexcept
     uint32_t first;
     fill_.reserve(n, &first);   // 'room' slots are known to be free.
     for (uint32_t i = 0; i < n; i++) {
-        fill_.at(first + i) = uint64_t(scratch_[i]) << kFrameShift;
-        pool_->set_owner(scratch_[i], slot_);
+        fill_.at(first + i) = uint64_t(rx_scratch_[i]) << kFrameShift;
+        pool_->set_owner(rx_scratch_[i], slot_);
     }
     fill_.submit();
     in_kernel_rx_ += n;
@@ -483,11 +484,11 @@ afxdp_queue::reap_completions(unsigned *events) noexcept
         return;
     }
     for (uint32_t i = 0; i < n; i++) {
-        scratch_[i] = uint32_t(comp_.at(first + i) >> kFrameShift);
-        pool_->set_owner(scratch_[i], 0);
+        tx_scratch_[i] = uint32_t(comp_.at(first + i) >> kFrameShift);
+        pool_->set_owner(tx_scratch_[i], 0);
     }
     comp_.release();
-    pool_->put_from_kernel(scratch_.get(), n, FrameState::kTx);
+    pool_->put_from_kernel(tx_scratch_.get(), n, FrameState::kTx);
     in_kernel_tx_ -= n;
     stats_.tx_completions += n;
 }

@@ -158,7 +158,11 @@ private:
     // from the pool the frames the kernel held for this queue.
     afxdp_pool *pool_ = nullptr;            // The device's reference.
     uint8_t slot_ = 0;                      // Our tag in the pool.
-    std::unique_ptr<uint32_t[]> scratch_;   // ring_size frame numbers.
+    // ring_size frame numbers each: one for the receive side (refill), one
+    // for the send side (reaping completions), which OVS runs on two
+    // threads at once.
+    std::unique_ptr<uint32_t[]> rx_scratch_;
+    std::unique_ptr<uint32_t[]> tx_scratch_;
     xsk_ring_prod lib_fill_{};              // libxdp's ring handles, which
     xsk_ring_cons lib_comp_{};              // it keeps pointers to while
     xsk_ring_cons lib_rx_{};                // the socket is being created.

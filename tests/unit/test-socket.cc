@@ -30,6 +30,7 @@
 //      program is left alone and named in the error.
 
 #include <algorithm>
+#include <atomic>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -762,6 +763,88 @@ TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
     EXPECT_EQ(c.tx, 0u);
     expect_frames_add_up(q, 0);
     EXPECT_FALSE(peer.receive_frames(1).empty());
+}
+
+TEST_F(Veth, ReceiveAndSendRunOnTwoThreadsAtOnce)
+{
+    // OVS polls a port's RX queue on one PMD thread while other threads
+    // send on the same socket's TX queue under its tx lock: recv() and
+    // send() on one queue run at the same time.  Each received frame must
+    // be one the kernel filled for us alone, whole, while the other thread
+    // copies its packets into frames of the same pool.
+    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_NATIVE);
+    Dev dev = open_dev(cfg);
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(q);
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+
+    std::atomic<bool> stop{false};
+    std::thread blaster([&] {
+        for (uint32_t seq = 0; !stop.load(); seq += 64) {
+            peer.send_frames(seq % 100000, 64);
+        }
+    });
+    std::atomic<uint64_t> sent{0};
+    std::thread sender([&] {
+        NumberedPackets numbered(32);
+        while (!stop.load()) {
+            unsigned events = 0;
+            int error = 0;
+            size_t dropped = afxdp_queue_send(q, numbered.pkts.data(), 32,
+                                              &events, &error);
+            sent += 32 - dropped;
+        }
+    });
+
+    // Hold what arrives in windows of 128 frames: within a window no frame
+    // may come twice, and each must hold exactly the packet sent.
+    uint64_t received = 0, bad = 0, twice = 0;
+    std::vector<afxdp_rx_frame> held;
+    auto deadline = std::chrono::steady_clock::now()
+                    + std::chrono::seconds(3);
+    while ((received < 20000 || sent < 20000)
+           && std::chrono::steady_clock::now() < deadline) {
+        afxdp_rx_frame frames[32];
+        unsigned events = 0;
+        int error = 0;
+        size_t n = afxdp_queue_recv(q, frames, 32, nullptr, &events, &error);
+        for (size_t k = 0; k < n; k++) {
+            int64_t seq = seq_of(frames[k].data, frames[k].len);
+            if (seq >= 0) {
+                received++;
+                bad += !is_frame(frames[k].data, frames[k].len,
+                                 uint32_t(seq));
+            }
+            held.push_back(frames[k]);
+        }
+        if (held.size() >= 128 || n == 0) {
+            std::vector<uint32_t> idx;
+            for (const auto &f : held) {
+                idx.push_back(f.index);
+                afxdp_pool_put(pool, f.data);
+            }
+            std::sort(idx.begin(), idx.end());
+            twice += idx.end() - std::unique(idx.begin(), idx.end());
+            held.clear();
+        }
+    }
+    stop = true;
+    sender.join();
+    blaster.join();
+    for (const auto &f : held) {
+        afxdp_pool_put(pool, f.data);
+    }
+
+    EXPECT_GE(received, 1000u) << "too little traffic to mean anything";
+    EXPECT_GE(sent.load(), 1000u);
+    EXPECT_EQ(bad, 0u) << "frames received with another packet's bytes";
+    EXPECT_EQ(twice, 0u) << "frames handed out twice";
+    unsigned events = 0;
+    int error = 0;
+    afxdp_queue_send(q, nullptr, 0, &events, &error);
+    expect_frames_add_up(q, 0);
 }
 
 // --- 6. XDP_STATISTICS ------------------------------------------------------
