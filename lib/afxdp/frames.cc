@@ -95,6 +95,9 @@ void
 FrameStack::push(const uint32_t *frames, uint32_t n) noexcept
 {
     if (n > capacity_ - top_) {
+        // Also to the embedder's log: a daemon's stderr is /dev/null.
+        afxdp::log(AFXDP_LOG_ERR, "frame stack overflow (%u + %u > %u): a "
+                   "frame was freed twice", top_, n, capacity_);
         std::fprintf(stderr, "afxdp: frame stack overflow (%u + %u > %u): "
                      "a frame was freed twice\n", top_, n, capacity_);
         std::abort();
@@ -207,13 +210,18 @@ afxdp_pool::move_checked(const uint32_t *frames, uint32_t n,
     for (uint32_t i = 0; i < n; i++) {
         uint32_t f = frames[i];
         if (f >= n_frames() || afxdp::FrameState(state_[f]) != from) {
-            std::fprintf(stderr, "afxdp: frame %u of UMEM %p is %s, not %s, "
+            const char *is = f >= n_frames()
+                             ? "out of range"
+                             : afxdp::frame_state_name(
+                                   afxdp::FrameState(state_[f]));
+            // Also to the embedder's log: a daemon's stderr is /dev/null.
+            afxdp::log(AFXDP_LOG_ERR, "frame %u of UMEM %u is %s, not %s, "
+                       "when it should become %s: a frame freed twice or "
+                       "lost", f, id(), is, afxdp::frame_state_name(from),
+                       afxdp::frame_state_name(to));
+            std::fprintf(stderr, "afxdp: frame %u of UMEM %u is %s, not %s, "
                          "when it should become %s: a frame freed twice or "
-                         "lost\n", f, static_cast<void *>(area()),
-                         f >= n_frames() ? "out of range"
-                         : afxdp::frame_state_name(
-                               afxdp::FrameState(state_[f])),
-                         afxdp::frame_state_name(from),
+                         "lost\n", f, id(), is, afxdp::frame_state_name(from),
                          afxdp::frame_state_name(to));
             std::abort();
         }
