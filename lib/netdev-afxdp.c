@@ -399,6 +399,28 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
 /* Lifecycle.                                                         */
 /* ------------------------------------------------------------------ */
 
+/* A port joined or left UMEM 'umem_id': the status of the other ports on
+ * it (umem_shared_by, umem_total_frames) changed too, and the bridge
+ * rereads a port's status only when the port says so. */
+static void
+afxdp_umem_peers_changed(const struct netdev *netdev, uint32_t umem_id)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    struct afxdp_port *peer;
+
+    HMAP_FOR_EACH (peer, node, &afxdp_ports) {
+        struct afxdp_dev_info info;
+
+        if (peer->netdev == netdev || !peer->core) {
+            continue;
+        }
+        afxdp_dev_get_info(peer->core, &info);
+        if (info.umem_id == umem_id) {
+            netdev_change_seq_changed(peer->netdev);
+        }
+    }
+}
+
 /* Closes the port's sockets and detaches our XDP program.  Frames OVS
  * still holds stay valid until freed. */
 static void
@@ -416,9 +438,13 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
     }
     dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
     if (port && port->core) {
+        struct afxdp_dev_info info;
+
+        afxdp_dev_get_info(port->core, &info);
         VLOG_INFO("%s: Removing xdp program.", netdev_get_name(&dev->up));
         afxdp_dev_close(port->core);
         port->core = NULL;
+        afxdp_umem_peers_changed(&dev->up, info.umem_id);
     }
     if (dev->tx_locks) {
         for (int i = 0; i < n_txq; i++) {
@@ -475,6 +501,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     }
 
     afxdp_dev_get_info(port->core, &info);
+    afxdp_umem_peers_changed(netdev, info.umem_id);
     unsigned have = afxdp_device_rx_queues(netdev_get_name(netdev));
     if (have > info.n_queues) {
         VLOG_WARN("%s: the device has %u RX queues but n_rxq is %u: what "
