@@ -772,13 +772,12 @@ TEST_F(Veth, ReceiveAndSendRunOnTwoThreadsAtOnce)
     // send() on one queue run at the same time.  Each received frame must
     // be one the kernel filled for us alone, whole, while the other thread
     // copies its packets into frames of the same pool.
-    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_NATIVE);
-    Dev dev = open_dev(cfg);
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_NATIVE));
     ASSERT_TRUE(dev);
-    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
-    afxdp_pool *pool = afxdp_queue_pool(q);
     PacketSocket peer(net_.b(), 0);
     ASSERT_EQ(peer.error(), "");
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(q);
 
     std::atomic<bool> stop{false};
     std::thread blaster([&] {
