@@ -1,6 +1,7 @@
 #include "frames.hh"
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,25 @@
 #include "log.hh"
 
 namespace afxdp {
+
+namespace {
+
+// A frame check failed: says so in the embedder's log (a daemon's stderr
+// is /dev/null) and on stderr (the unit tests), then aborts.
+[[noreturn]] __attribute__((format(printf, 1, 2))) void
+frame_check_failed(const char *fmt, ...) noexcept
+{
+    char msg[256];
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, args);
+    va_end(args);
+    log(AFXDP_LOG_ERR, "%s", msg);
+    std::fprintf(stderr, "afxdp: %s\n", msg);
+    std::abort();
+}
+
+}  // namespace
 
 Mapping::~Mapping()
 {
@@ -95,12 +115,8 @@ void
 FrameStack::push(const uint32_t *frames, uint32_t n) noexcept
 {
     if (n > capacity_ - top_) {
-        // Also to the embedder's log: a daemon's stderr is /dev/null.
-        afxdp::log(AFXDP_LOG_ERR, "frame stack overflow (%u + %u > %u): a "
-                   "frame was freed twice", top_, n, capacity_);
-        std::fprintf(stderr, "afxdp: frame stack overflow (%u + %u > %u): "
-                     "a frame was freed twice\n", top_, n, capacity_);
-        std::abort();
+        frame_check_failed("frame stack overflow (%u + %u > %u): a frame "
+                           "was freed twice", top_, n, capacity_);
     }
     std::memcpy(&slots_[top_], frames, n * sizeof *frames);
     top_ += n;
@@ -214,16 +230,10 @@ afxdp_pool::move_checked(const uint32_t *frames, uint32_t n,
                              ? "out of range"
                              : afxdp::frame_state_name(
                                    afxdp::FrameState(state_[f]));
-            // Also to the embedder's log: a daemon's stderr is /dev/null.
-            afxdp::log(AFXDP_LOG_ERR, "frame %u of UMEM %u is %s, not %s, "
-                       "when it should become %s: a frame freed twice or "
-                       "lost", f, id(), is, afxdp::frame_state_name(from),
-                       afxdp::frame_state_name(to));
-            std::fprintf(stderr, "afxdp: frame %u of UMEM %u is %s, not %s, "
-                         "when it should become %s: a frame freed twice or "
-                         "lost\n", f, id(), is, afxdp::frame_state_name(from),
-                         afxdp::frame_state_name(to));
-            std::abort();
+            afxdp::frame_check_failed(
+                "frame %u of UMEM %u is %s, not %s, when it should become "
+                "%s: a frame freed twice or lost", f, id(), is,
+                afxdp::frame_state_name(from), afxdp::frame_state_name(to));
         }
         state_[f] = uint8_t(to);
     }
