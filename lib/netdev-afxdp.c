@@ -917,7 +917,7 @@ static void
 afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
     OVS_REQUIRES(afxdp_ports_mutex)
 {
-    uint64_t in_kernel = 0;
+    uint64_t in_kernel = 0, kept = 0;
     struct afxdp_frame_counts f = { .total = 0 };
     struct afxdp_port *port;
 
@@ -934,11 +934,13 @@ afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
         for (unsigned i = 0; i < info.n_queues; i++) {
             afxdp_queue_get_frames(afxdp_dev_queue(port->core, i), &f);
             in_kernel += f.fill + f.tx;
+            kept += f.tx_kept;
         }
     }
     ds_put_format(s, "  UMEM %"PRIu32" frames: total %"PRIu32", free %"PRIu32
-                  ", in kernel rings %"PRIu64", in OVS %"PRIu32"\n",
-                  umem_id, f.total, f.free, in_kernel, f.in_app);
+                  ", in kernel rings %"PRIu64", kept for sending %"PRIu64
+                  ", in OVS %"PRIu32"\n",
+                  umem_id, f.total, f.free, in_kernel, kept, f.in_app);
 }
 
 static void
@@ -993,8 +995,8 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
         ds_put_format(s, "    needs wakeup now: fill ring %s, tx ring %s\n",
                       fill_wakeup ? "yes" : "no", tx_wakeup ? "yes" : "no");
         ds_put_format(s, "    frames: fill ring %"PRIu32", rx ring %"PRIu32
-                      ", tx/completion %"PRIu32"\n",
-                      f.fill_ring, f.rx_ring, f.tx);
+                      ", tx/completion %"PRIu32", kept for sending %"PRIu32
+                      "\n", f.fill_ring, f.rx_ring, f.tx, f.tx_kept);
 #define AFXDP_STAT(NAME) \
         ds_put_format(s, "    %-26s %"PRIu64"\n", #NAME ":", qs.NAME);
         AFXDP_QUEUE_STATS

@@ -352,7 +352,10 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     /* Packets dropped because they do not fit in a frame. */               \
     AFXDP_STAT(tx_dropped_too_long)                                         \
     /* Frames returned by the completion ring. */                           \
-    AFXDP_STAT(tx_completions)
+    AFXDP_STAT(tx_completions)                                              \
+    /* Frames copied into that the queue had kept from its own completions \
+     * rather than taken from the UMEM's shared pool. */                    \
+    AFXDP_STAT(tx_frames_reused)
 
 struct afxdp_queue_stats {
 #define AFXDP_STAT(NAME) uint64_t NAME;
@@ -390,6 +393,9 @@ struct afxdp_frame_counts {
     uint32_t in_app;     /* Handed to the caller, not yet put back. */
     uint32_t rx_ring;    /* Of 'fill', waiting in the RX ring. */
     uint32_t fill_ring;  /* Of 'fill', in the fill ring. */
+    uint32_t tx_kept;    /* Completed, kept by the queue for its next
+                          * sends.  free + fill + tx + tx_kept + in_app
+                          * (over every queue using the UMEM) = total. */
 };
 void afxdp_queue_get_frames(struct afxdp_queue *, struct afxdp_frame_counts *)
     AFXDP_NOEXCEPT;

@@ -130,6 +130,7 @@ frame_state_name(FrameState s) noexcept
     case FrameState::kFill: return "in the fill/RX rings";
     case FrameState::kApp: return "lent to the application";
     case FrameState::kTx: return "in the TX/completion rings";
+    case FrameState::kKept: return "kept by a queue for sending";
     }
     return "in an unknown state";
 }
@@ -398,10 +399,12 @@ afxdp_pool::remove_queue(uint8_t slot) noexcept
         }
         owner_[f].store(0, std::memory_order_relaxed);
         if (afxdp::kFrameDebug) {
-            // In the fill/RX rings or the TX/completion rings.
+            // In the fill/RX rings, the TX/completion rings, or kept by
+            // the queue for sending.
             afxdp::FrameState from = state(f);
             move(&f, 1, from == afxdp::FrameState::kTx
-                        ? afxdp::FrameState::kTx : afxdp::FrameState::kFill,
+                        || from == afxdp::FrameState::kKept
+                        ? from : afxdp::FrameState::kFill,
                  afxdp::FrameState::kFree);
         }
         back[n_back++] = f;

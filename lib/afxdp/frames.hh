@@ -99,6 +99,8 @@ enum class FrameState : uint8_t {
     kFill,     // Fill ring or RX ring: the kernel's to receive into.
     kApp,      // Received and lent to the caller (OVS: a dp_packet).
     kTx,       // TX ring or completion ring.
+    kKept,     // Back from the completion ring, kept by its queue for its
+               // next copies (see afxdp_queue::take_kept()).
 };
 const char *frame_state_name(FrameState) noexcept;
 
@@ -145,6 +147,18 @@ public:
         lent_.fetch_add(n, std::memory_order_relaxed);
     }
 
+    // A queue keeps frames the kernel completed for its own next sends
+    // (kTx to kKept), and takes them again (kKept to kTx): no lock, only
+    // the record kFrameDebug keeps.
+    void keep(const uint32_t *frames, uint32_t n) noexcept
+    {
+        move(frames, n, afxdp::FrameState::kTx, afxdp::FrameState::kKept);
+    }
+    void unkeep(const uint32_t *frames, uint32_t n) noexcept
+    {
+        move(frames, n, afxdp::FrameState::kKept, afxdp::FrameState::kTx);
+    }
+
     // Where 'frame' is (kFree for every frame unless kFrameDebug).
     afxdp::FrameState state(uint32_t frame) const noexcept
     {
@@ -189,7 +203,9 @@ public:
     // gone, the frames the kernel held for it come back.  add_queue()
     // returns 0 when all 255 slots are taken.
     uint8_t add_queue() noexcept;
-    // Returns how many frames came back.  Only once the socket is closed.
+    // Frames a queue keeps for its next sends stay tagged with its slot,
+    // so they come back too.  Returns how many frames came back.  Only
+    // once the socket is closed.
     uint32_t remove_queue(uint8_t slot) noexcept;
     // Hot path, by the queue's own thread: tag 'frame' as in the kernel
     // rings of 'slot' (0: in none).

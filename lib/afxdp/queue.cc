@@ -1,5 +1,6 @@
 #include "queue.hh"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -41,6 +42,11 @@ constexpr int kTxReserveTries = 4;
 constexpr size_t kMetaPrefetchBytes = 256;
 // Packets handled per internal burst.
 constexpr uint32_t kBurst = 32;
+// Completed frames a queue keeps for its next copies: two coalesced kicks'
+// worth (what one completion reap returns, and the sends before the
+// next), and never more than a quarter of a ring, so that a small UMEM's
+// frames are not held back from the fill ring.
+constexpr uint32_t kKeptMax = 2 * AFXDP_COALESCED_BURSTS * kBurst;
 // How long a socket waits for its queue to be released by a socket that
 // was just closed: 100 tries of 2 ms.
 constexpr int kBusyRetries = 100;
@@ -254,7 +260,9 @@ afxdp_queue::create(const QueueConfig &cfg, char *why, size_t whylen,
     q->pool_ = cfg.pool;
     q->rx_scratch_.reset(new (std::nothrow) uint32_t[cfg.ring_size]);
     q->tx_scratch_.reset(new (std::nothrow) uint32_t[cfg.ring_size]);
-    if (!q->rx_scratch_ || !q->tx_scratch_) {
+    q->kept_max_ = std::min(kKeptMax, cfg.ring_size / 4);
+    q->kept_.reset(new (std::nothrow) uint32_t[q->kept_max_ + 1]);
+    if (!q->rx_scratch_ || !q->tx_scratch_ || !q->kept_) {
         return R::failure(-ENOMEM);
     }
 
@@ -485,12 +493,39 @@ afxdp_queue::reap_completions(unsigned *events) noexcept
     }
     for (uint32_t i = 0; i < n; i++) {
         tx_scratch_[i] = uint32_t(comp_.at(first + i) >> kFrameShift);
-        pool_->set_owner(tx_scratch_[i], 0);
     }
     comp_.release();
-    pool_->put_from_kernel(tx_scratch_.get(), n, FrameState::kTx);
     in_kernel_tx_ -= n;
     stats_.tx_completions += n;
+
+    // Keep the last completed (the warmest) for our next copies; the rest
+    // go back to the pool, untagged.
+    uint32_t n_kept = n_kept_.load(std::memory_order_relaxed);
+    uint32_t keep = std::min(n, kept_max_ - n_kept);
+    uint32_t give = n - keep;
+    pool_->keep(tx_scratch_.get() + give, keep);
+    std::memcpy(&kept_[n_kept], tx_scratch_.get() + give,
+                keep * sizeof kept_[0]);
+    n_kept_.store(n_kept + keep, std::memory_order_relaxed);
+    if (give) {
+        for (uint32_t i = 0; i < give; i++) {
+            pool_->set_owner(tx_scratch_[i], 0);
+        }
+        pool_->put_from_kernel(tx_scratch_.get(), give, FrameState::kTx);
+    }
+}
+
+uint32_t
+afxdp_queue::take_kept(uint32_t n, uint32_t *out) noexcept
+{
+    uint32_t n_kept = n_kept_.load(std::memory_order_relaxed);
+    uint32_t k = std::min(n, n_kept);
+    n_kept -= k;
+    std::memcpy(out, &kept_[n_kept], k * sizeof *out);
+    n_kept_.store(n_kept, std::memory_order_relaxed);
+    pool_->unkeep(out, k);
+    stats_.tx_frames_reused += k;
+    return k;
 }
 
 void
@@ -604,10 +639,16 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
         }
     }
 
+    // Frames to copy into: those we kept (already tagged as ours), then
+    // the pool's.
     uint32_t got[kBurst];
-    uint32_t have = pool_->get(n_copy, got, FrameState::kTx);
+    uint32_t have = take_kept(n_copy, got);
+    if (have < n_copy) {
+        have += pool_->get(n_copy - have, got + have, FrameState::kTx);
+    }
     if (have < n_copy) {
         reap_completions(events);
+        have += take_kept(n_copy - have, got + have);
         have += pool_->get(n_copy - have, got + have, FrameState::kTx);
         stats_.tx_dropped_no_frames += n_copy - have;
         dropped += n_copy - have;
@@ -631,6 +672,8 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
             if (in_place[i]) {
                 pool_->put_app_frames(&frame[i], 1);
             } else {
+                // It may be one we kept, tagged as ours.
+                pool_->set_owner(frame[i], 0);
                 pool_->put_from_kernel(&frame[i], 1, FrameState::kTx);
             }
             frame[i] = kDropped;
@@ -782,6 +825,7 @@ afxdp_queue::frame_counts(afxdp_frame_counts *c) noexcept
     c->free = pool_->free_count();
     c->fill = in_kernel_rx_;
     c->tx = in_kernel_tx_;
+    c->tx_kept = n_kept_.load(std::memory_order_relaxed);
     c->in_app = pool_->in_app();
     c->rx_ring = rx_.backlog();
     c->fill_ring = c->fill - c->rx_ring;

@@ -152,6 +152,7 @@ private:
     void kick_tx(unsigned *events, int *error) noexcept;
     void kick_or_defer(unsigned *events, int *error) noexcept;
     void reap_completions(unsigned *events) noexcept;
+    uint32_t take_kept(uint32_t n, uint32_t *out) noexcept;
     void setup_coalescing(const afxdp::QueueConfig &) noexcept;
 
     // The destructor closes the socket, then the UMEM, then takes back
@@ -163,6 +164,15 @@ private:
     // threads at once.
     std::unique_ptr<uint32_t[]> rx_scratch_;
     std::unique_ptr<uint32_t[]> tx_scratch_;
+    // Frames the completion ring gave back, kept (LIFO) for the next
+    // copies this queue sends, so that a burst usually takes its frames
+    // from here and not from the pool, which other queues and threads
+    // lock.  Send side only.  They stay tagged with slot_: closing the
+    // queue gives them back with the frames of its rings.
+    std::unique_ptr<uint32_t[]> kept_;
+    uint32_t kept_max_ = 0;
+    std::atomic<uint32_t> n_kept_{0};    // Stored by the send side, read
+                                         // by frame_counts().
     xsk_ring_prod lib_fill_{};              // libxdp's ring handles, which
     xsk_ring_cons lib_comp_{};              // it keeps pointers to while
     xsk_ring_cons lib_rx_{};                // the socket is being created.

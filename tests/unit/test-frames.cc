@@ -308,6 +308,11 @@ TEST(PoolStates, EveryMoveIsRecorded)
     EXPECT_EQ(pool->state(rx[1]), FrameState::kFill);
     afxdp_pool_put(pool.get(), inside(pool.get(), rx[0]));
     EXPECT_EQ(pool->state(rx[0]), FrameState::kFree);
+    // A completed frame kept by its queue, and taken again to send.
+    pool->keep(&tx[0], 1);
+    EXPECT_EQ(pool->state(tx[0]), FrameState::kKept);
+    pool->unkeep(&tx[0], 1);
+    EXPECT_EQ(pool->state(tx[0]), FrameState::kTx);
     pool->put_from_kernel(tx, 2, FrameState::kTx);
     EXPECT_EQ(pool->state(tx[0]), FrameState::kFree);
     EXPECT_EQ(pool->state(tx[1]), FrameState::kFree);
@@ -341,6 +346,16 @@ TEST(PoolStatesDeathTest, EveryWrongMoveAborts)
     afxdp_pool_put(pool.get(), inside(pool.get(), f[2]));
     EXPECT_DEATH(afxdp_pool_put(pool.get(), inside(pool.get(), f[2])),
                  "is free, not lent to the application.*freed twice");
+    // A frame kept for sending, kept again (completed twice), or given
+    // to the pool as if it were still in the TX ring.
+    pool->keep(&f[1], 1);
+    EXPECT_DEATH(pool->keep(&f[1], 1),
+                 "is kept by a queue for sending, not in the TX/completion");
+    EXPECT_DEATH(pool->put_from_kernel(&f[1], 1, FrameState::kTx),
+                 "is kept by a queue for sending");
+    // Taking a frame that was never kept.
+    EXPECT_DEATH(pool->unkeep(&f[0], 1),
+                 "is in the fill/RX rings, not kept by a queue");
     // An index beyond the UMEM.
     const uint32_t bad = 8;
     EXPECT_DEATH(pool->put_from_kernel(&bad, 1, FrameState::kTx),

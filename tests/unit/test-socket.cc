@@ -288,9 +288,9 @@ expect_frames_add_up(afxdp_queue *q, uint32_t in_app)
     afxdp_frame_counts c;
     afxdp_queue_get_frames(q, &c);
     EXPECT_EQ(c.in_app, in_app);
-    EXPECT_EQ(c.free + c.fill + c.tx + c.in_app, c.total)
+    EXPECT_EQ(c.free + c.fill + c.tx + c.tx_kept + c.in_app, c.total)
         << "free " << c.free << " fill " << c.fill << " tx " << c.tx
-        << " in_app " << c.in_app;
+        << " kept " << c.tx_kept << " in_app " << c.in_app;
     EXPECT_EQ(c.rx_ring + c.fill_ring, c.fill);
 }
 
@@ -618,6 +618,60 @@ TEST_P(VethMode, SendsNumberedFramesInOrder)
     afxdp_frame_counts c;
     afxdp_queue_get_frames(q, &c);
     EXPECT_EQ(c.tx, 0u);
+    expect_frames_add_up(q, 0);
+}
+
+TEST_F(Veth, SendsCopyIntoFramesTheirCompletionsGaveBack)
+{
+    // A queue keeps frames its completions gave back and copies its next
+    // sends into those, not into frames of the shared pool: a steady
+    // stream takes no frame from the pool and gives none back.
+    Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
+    ASSERT_TRUE(dev);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    NumberedPackets numbered(100);
+    unsigned events = 0;
+    int error = 0;
+
+    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 32, &events,
+                               &error), 0u);
+    EXPECT_EQ(peer.receive_frames(32).size(), 32u);
+    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    afxdp_frame_counts before;
+    afxdp_queue_get_frames(q, &before);
+    EXPECT_EQ(before.tx, 0u);
+    EXPECT_EQ(before.tx_kept, 32u);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.tx_frames_reused, 0u);
+
+    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 32, &events,
+                               &error), 0u);
+    std::vector<uint32_t> seqs = peer.receive_frames(32);
+    ASSERT_EQ(seqs.size(), 32u);
+    for (uint32_t i = 0; i < 32; i++) {
+        EXPECT_EQ(seqs[i], i) << "wrong data in a reused frame";
+    }
+    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    afxdp_frame_counts after;
+    afxdp_queue_get_frames(q, &after);
+    EXPECT_EQ(after.free, before.free);
+    EXPECT_EQ(after.tx_kept, 32u);
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.tx_frames_reused, 32u);
+    expect_frames_add_up(q, 0);
+
+    // It keeps a quarter of a ring (here 256 slots) at most; the rest go
+    // back to the pool.
+    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 100, &events,
+                               &error), 0u);
+    EXPECT_EQ(peer.receive_frames(100).size(), 100u);
+    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    afxdp_queue_get_frames(q, &after);
+    EXPECT_EQ(after.tx_kept, 256u / 4);
+    EXPECT_EQ(after.tx, 0u);
     expect_frames_add_up(q, 0);
 }
 
@@ -1131,10 +1185,11 @@ expect_shared_frames_add_up(afxdp_queue *a, afxdp_queue *b, uint32_t in_app)
     afxdp_queue_get_frames(b, &cb);
     EXPECT_EQ(ca.total, cb.total);
     EXPECT_EQ(ca.in_app, in_app);
-    EXPECT_EQ(ca.free + ca.fill + ca.tx + cb.fill + cb.tx + ca.in_app,
-              ca.total)
+    EXPECT_EQ(ca.free + ca.fill + ca.tx + ca.tx_kept + cb.fill + cb.tx
+              + cb.tx_kept + ca.in_app, ca.total)
         << "free " << ca.free << " fill " << ca.fill << "+" << cb.fill
-        << " tx " << ca.tx << "+" << cb.tx << " in_app " << ca.in_app;
+        << " tx " << ca.tx << "+" << cb.tx << " kept " << ca.tx_kept << "+"
+        << cb.tx_kept << " in_app " << ca.in_app;
 }
 
 }  // namespace
@@ -1267,15 +1322,20 @@ TEST_F(Veth, ClosingOneSharerReturnsTheFramesItsRingsHeld)
     afxdp_queue_send(qb, numbered.pkts.data(), 50, &events, &error);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 
-    afxdp_frame_counts c;
+    afxdp_frame_counts c, cb;
     afxdp_queue_get_frames(qa, &c);
     uint32_t total = c.total;
     ASSERT_GT(c.fill, 0u);
+    // B keeps some of the frames its sends completed in, for its next
+    // sends: they must come back with its rings'.
+    afxdp_queue_get_frames(qb, &cb);
+    EXPECT_GT(cb.tx_kept, 0u);
     b.reset();   // B's fill, RX, TX and completion rings: all gone.
 
     afxdp_queue_get_frames(qa, &c);
-    EXPECT_EQ(c.free + c.fill + c.tx + c.in_app, total)
-        << "free " << c.free << " fill " << c.fill << " tx " << c.tx;
+    EXPECT_EQ(c.free + c.fill + c.tx + c.tx_kept + c.in_app, total)
+        << "free " << c.free << " fill " << c.fill << " tx " << c.tx
+        << " kept " << c.tx_kept;
 
     // B opened again joins the same pool and works.
     b = open_dev_after_close(shared_config(net_.b()));
