@@ -683,6 +683,20 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
 
     uint32_t slot = first, sent_in_place = 0;
     uint32_t taken[kBurst];
+    // The packets to copy were received a burst ago on another core, so
+    // their lines are elsewhere: fetch the next packet to copy while this
+    // one is copied.
+    uint32_t next_copy = 0;
+    auto prefetch_next_copy = [&]() {
+        if (next_copy < have) {
+            const afxdp_tx_packet &p = pkts[copies[next_copy++]];
+            const uint8_t *d = static_cast<const uint8_t *>(p.data);
+            for (uint32_t off = 0; off < p.len; off += 64) {
+                __builtin_prefetch(d + off, 0, 3);
+            }
+        }
+    };
+    prefetch_next_copy();
     for (uint32_t i = 0; i < n; i++) {
         uint32_t f = frame[i];
         if (f == kDropped) {
@@ -694,6 +708,7 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
                             - area);
             taken[sent_in_place++] = f;
         } else {
+            prefetch_next_copy();
             addr = uint64_t(f) << kFrameShift;
             std::memcpy(area + addr, pkts[i].data, pkts[i].len);
         }
