@@ -634,11 +634,17 @@ TEST_F(Veth, SendsCopyIntoFramesTheirCompletionsGaveBack)
     NumberedPackets numbered(100);
     unsigned events = 0;
     int error = 0;
+    // Sends the first 'n' packets, receives them at the peer, then reaps
+    // the completions with a send of nothing.
+    auto send_and_reap = [&](uint32_t n) {
+        EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), n, &events,
+                                   &error), 0u);
+        std::vector<uint32_t> seqs = peer.receive_frames(n);
+        EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+        return seqs;
+    };
 
-    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 32, &events,
-                               &error), 0u);
-    EXPECT_EQ(peer.receive_frames(32).size(), 32u);
-    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    EXPECT_EQ(send_and_reap(32).size(), 32u);
     afxdp_frame_counts before;
     afxdp_queue_get_frames(q, &before);
     EXPECT_EQ(before.tx, 0u);
@@ -647,14 +653,11 @@ TEST_F(Veth, SendsCopyIntoFramesTheirCompletionsGaveBack)
     afxdp_queue_get_stats(q, &st);
     EXPECT_EQ(st.tx_frames_reused, 0u);
 
-    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 32, &events,
-                               &error), 0u);
-    std::vector<uint32_t> seqs = peer.receive_frames(32);
+    std::vector<uint32_t> seqs = send_and_reap(32);
     ASSERT_EQ(seqs.size(), 32u);
     for (uint32_t i = 0; i < 32; i++) {
         EXPECT_EQ(seqs[i], i) << "wrong data in a reused frame";
     }
-    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
     afxdp_frame_counts after;
     afxdp_queue_get_frames(q, &after);
     EXPECT_EQ(after.free, before.free);
@@ -665,10 +668,7 @@ TEST_F(Veth, SendsCopyIntoFramesTheirCompletionsGaveBack)
 
     // It keeps a quarter of a ring (here 256 slots) at most; the rest go
     // back to the pool.
-    EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 100, &events,
-                               &error), 0u);
-    EXPECT_EQ(peer.receive_frames(100).size(), 100u);
-    EXPECT_EQ(afxdp_queue_send(q, nullptr, 0, &events, &error), 0u);
+    EXPECT_EQ(send_and_reap(100).size(), 100u);
     afxdp_queue_get_frames(q, &after);
     EXPECT_EQ(after.tx_kept, 256u / 4);
     EXPECT_EQ(after.tx, 0u);
