@@ -21,15 +21,27 @@ AC_DEFUN([AFXDP_CHECK_CXX17], [
 
 dnl AFXDP_CHECK_OVS_SOURCE: where the Open vSwitch source comes from.
 dnl A directory is copied, a tarball is unpacked; either way into the build
-dnl tree, never into the source tree.
+dnl tree, never into the source tree.  Without --with-ovs-source, Debian's
+dnl openvswitch-source package: a tarball on Debian 12, an unpacked tree on
+dnl Debian 13.
 AC_DEFUN([AFXDP_CHECK_OVS_SOURCE], [
   AC_ARG_WITH([ovs-source],
     [AS_HELP_STRING([--with-ovs-source=DIR|TARBALL],
-      [Open vSwitch source tree or tarball to build against
-       (default: /usr/src/openvswitch/openvswitch.tar.gz from Debian's
-       openvswitch-source package)])],
+      [Open vSwitch source tree or tarball to build against: OVS 3.1 to
+       3.7 or main (default: Debian's openvswitch-source package,
+       /usr/src/openvswitch/openvswitch.tar.gz or the tree in
+       /usr/src/openvswitch)])],
     [OVS_SOURCE=$withval],
-    [OVS_SOURCE=/usr/src/openvswitch/openvswitch.tar.gz])
+    [OVS_SOURCE=
+     for afxdp_src in /usr/src/openvswitch/openvswitch.tar.gz \
+                      /usr/src/openvswitch /usr/src/openvswitch/*/; do
+       if test -f "$afxdp_src" || test -f "$afxdp_src/lib/netdev-afxdp.h"
+       then
+         OVS_SOURCE=${afxdp_src%/}
+         break
+       fi
+     done
+     test -n "$OVS_SOURCE" || OVS_SOURCE=/usr/src/openvswitch])
   AC_MSG_CHECKING([for the Open vSwitch source])
   case $OVS_SOURCE in
     /*) ;;
@@ -51,6 +63,127 @@ openvswitch-source) or name a tree or tarball with
   AC_SUBST([OVS_SOURCE_KIND])
   AC_ARG_VAR([OVS_CONFIGURE_FLAGS],
              [extra arguments for Open vSwitch's own configure])
+  AFXDP_CHECK_OVS_FEATURES
+  AFXDP_CHECK_OVS_PYTHON
+])
+
+dnl AFXDP_CHECK_OVS_PYTHON: the Python that OVS's build and test suites
+dnl run.  Debian's own /usr/bin/python3 first: it has the modules that
+dnl ovs-afxdp-deps installs for OVS's suite (scapy, pyftpdlib), which
+dnl another python3 earlier on PATH (pyenv, a venv) may lack, silently
+dnl skipping tests.
+AC_DEFUN([AFXDP_CHECK_OVS_PYTHON], [
+  AC_ARG_VAR([OVS_PYTHON3],
+             [python3 for Open vSwitch's build and tests (default: /usr/bin/python3)])
+  if test -z "$OVS_PYTHON3"; then
+    if test -x /usr/bin/python3; then
+      OVS_PYTHON3=/usr/bin/python3
+    else
+      AC_PATH_PROG([OVS_PYTHON3], [python3])
+    fi
+  fi
+])
+
+dnl AFXDP_OVS_GREP(FILE, REGEX): whether FILE of the probed OVS tree (see
+dnl AFXDP_CHECK_OVS_FEATURES) has a line matching the extended REGEX.
+AC_DEFUN([AFXDP_OVS_GREP],
+  [grep -Eq "$2" "$afxdp_probe/$1" 2>/dev/null])
+
+dnl AFXDP_CHECK_OVS_FEATURES: what the OVS tree has that the shim or the
+dnl patches depend on, found in its files, never from its version number.
+dnl The few files read are copied (or unpacked) into a scratch directory.
+AC_DEFUN([AFXDP_CHECK_OVS_FEATURES], [
+  afxdp_probe=ovs-probe.$$
+  rm -rf $afxdp_probe && mkdir $afxdp_probe
+  afxdp_probe_files="configure.ac lib/netdev-linux.c lib/netdev-linux-private.h
+    lib/dp-packet.h lib/netdev.c lib/dpif-offload-provider.h
+    lib/netdev-offload-provider.h"
+  if test $OVS_SOURCE_KIND = dir; then
+    for f in $afxdp_probe_files; do
+      if test -f "$OVS_SOURCE/$f"; then
+        mkdir -p "$afxdp_probe/`dirname $f`"
+        cp "$OVS_SOURCE/$f" "$afxdp_probe/$f"
+      fi
+    done
+  else
+    afxdp_top=`tar tzf "$OVS_SOURCE" 2>/dev/null | sed -n '1s,/.*,,p'`
+    for f in $afxdp_probe_files; do
+      tar xzf "$OVS_SOURCE" -C $afxdp_probe --strip-components=1 \
+          "$afxdp_top/$f" 2>/dev/null
+    done
+  fi
+
+  AC_MSG_CHECKING([the Open vSwitch version])
+  OVS_VERSION=`sed -n 's/^A[[C]]_INIT(openvswitch, *\([[^,]]*\),.*/\1/p' \
+               $afxdp_probe/configure.ac 2>/dev/null`
+  if test -z "$OVS_VERSION" || test ! -f $afxdp_probe/lib/netdev-linux.c; then
+    AC_MSG_RESULT([unknown])
+    AC_MSG_ERROR([$OVS_SOURCE does not look like an Open vSwitch source
+tree (no configure.ac that names openvswitch, or no
+lib/netdev-linux.c).])
+  fi
+  AC_MSG_RESULT([$OVS_VERSION])
+  AC_SUBST([OVS_VERSION])
+
+  dnl The afxdp classes' get_status: ours (OVS 3.3+) or netdev-linux's.
+  AC_MSG_CHECKING([whether OVS's afxdp classes call netdev_afxdp_get_status])
+  if AFXDP_OVS_GREP([lib/netdev-linux.c],
+                    [\.get_status *= *netdev_afxdp_get_status]); then
+    afxdp_ovs_get_status=yes
+  else
+    afxdp_ovs_get_status=no
+  fi
+  AC_MSG_RESULT([$afxdp_ovs_get_status])
+
+  dnl The patches to apply: each is needed unless OVS has the hook.
+  OVS_PATCHES_APPLIED=
+  if test $afxdp_ovs_get_status = no; then
+    OVS_PATCHES_APPLIED="ovs-patches/netdev-linux-afxdp-get-status.patch"
+  fi
+  OVS_PATCHES_APPLIED="$OVS_PATCHES_APPLIED
+    ovs-patches/netdev-afxdp-nonpmd-signal.patch
+    ovs-patches/dp-packet-afxdp-batch-free.patch"
+  OVS_PATCHES_APPLIED=`echo $OVS_PATCHES_APPLIED`
+  AC_SUBST([OVS_PATCHES_APPLIED])
+
+  dnl Still there or gone (3.3): the class's .init callback; we do it in
+  dnl construct either way, this is for the summary.
+  if AFXDP_OVS_GREP([lib/netdev-linux.c], [\.init *= *netdev_afxdp_init]); then
+    afxdp_ovs_init=yes
+  else
+    afxdp_ovs_init=no
+  fi
+
+  dnl OVS's own use-need-wakeup option (gone in 3.7): ours stays.
+  if AFXDP_OVS_GREP([lib/netdev-linux-private.h], [requested_need_wakeup]); then
+    afxdp_ovs_need_wakeup=yes
+  else
+    afxdp_ovs_need_wakeup=no
+  fi
+
+  dnl Growable packet batches (OVS main): emptied with
+  dnl dp_packet_batch_reset(), which keeps their array.
+  AC_MSG_CHECKING([whether OVS's packet batches grow past NETDEV_MAX_BURST])
+  if AFXDP_OVS_GREP([lib/dp-packet.h], [^dp_packet_batch_reset *\(]); then
+    OVS_AFXDP_BATCH_RESET=1
+    afxdp_ovs_batches="yes (dp_packet_batch_reset)"
+  else
+    OVS_AFXDP_BATCH_RESET=0
+    afxdp_ovs_batches="no"
+  fi
+  AC_MSG_RESULT([$afxdp_ovs_batches])
+  AC_SUBST([OVS_AFXDP_BATCH_RESET])
+
+  dnl The flow offload API (for the XDP fast path): the netdev flow API
+  dnl up to 3.6, dpif-offload provider classes from 3.7.
+  if test -f $afxdp_probe/lib/dpif-offload-provider.h; then
+    afxdp_ovs_offload="dpif-offload providers"
+  elif test -f $afxdp_probe/lib/netdev-offload-provider.h; then
+    afxdp_ovs_offload="netdev flow API"
+  else
+    afxdp_ovs_offload="none found"
+  fi
+  rm -rf $afxdp_probe
 ])
 
 dnl AFXDP_CHECK_XSK: libxdp (xdp/xsk.h, -lxdp) or an old libbpf that still
@@ -198,6 +331,14 @@ AC_DEFUN([AFXDP_SUMMARY], [
 
 ovs-afxdp configuration:
   Open vSwitch source:  $OVS_SOURCE ($OVS_SOURCE_KIND)
+  Open vSwitch version: $OVS_VERSION
+    afxdp get_status:   $afxdp_ovs_get_status in OVS (else patched in)
+    afxdp .init:        $afxdp_ovs_init in OVS (ours runs from construct)
+    use-need-wakeup:    $afxdp_ovs_need_wakeup in OVS's C port (ours: always)
+    growing batches:    $afxdp_ovs_batches
+    flow offload API:   $afxdp_ovs_offload
+    patches applied:    $OVS_PATCHES_APPLIED
+    its python3:        $OVS_PYTHON3
   xsk.h:                $afxdp_xsk_header ($XSK_LIBS)
   need_wakeup:          $afxdp_need_wakeup (library: $afxdp_lib_need_wakeup, kernel headers: $afxdp_kernel_need_wakeup, requested: $enable_need_wakeup)
   C++ compiler:         $CXX (C++17)

@@ -9,6 +9,7 @@
 #include "coverage.h"
 #include "dp-packet.h"
 #include "netdev-afxdp.h"
+#include "netdev-afxdp-compat.h"
 #include "util.h"
 
 /* Batches OVS deleted whole (dp_packet_delete_batch(): the drop action),
@@ -105,7 +106,10 @@ afxdp_free_batch(struct dp_packet_batch *batch,
         if (pool_of(xpacket) == sent) {
             continue;
         }
-        if (pool_of(xpacket) != run_pool && n_run) {
+        /* A new pool, or a run as long as a burst (OVS's main branch has
+         * batches longer than that). */
+        if ((pool_of(xpacket) != run_pool || n_run == ARRAY_SIZE(run))
+            && n_run) {
             afxdp_pool_put_n(run_pool, run, n_run);
             n_run = 0;
         }
@@ -115,5 +119,5 @@ afxdp_free_batch(struct dp_packet_batch *batch,
     if (n_run) {
         afxdp_pool_put_n(run_pool, run, n_run);
     }
-    dp_packet_batch_init(batch);
+    afxdp_batch_clear(batch);
 }

@@ -11,6 +11,7 @@
 #include "netdev-linux-private.h"
 #include "netdev-linux.h"
 #include "netdev-afxdp.h"
+#include "netdev-afxdp-compat.h"
 #include "netdev-afxdp-pool.h"
 
 #include <errno.h>
@@ -42,6 +43,7 @@ COVERAGE_DEFINE(afxdp_fill_empty);    /* Fill ring found empty. */
 COVERAGE_DEFINE(afxdp_tx_full);       /* TX ring had no room at first. */
 COVERAGE_DEFINE(afxdp_tx_drop);       /* A send dropped packets. */
 COVERAGE_DEFINE(afxdp_rx_wakeup);     /* poll() to wake the kernel's RX. */
+COVERAGE_DEFINE(afxdp_tx_large_batch); /* send() got more than a burst. */
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
@@ -83,6 +85,10 @@ struct afxdp_port {
     enum afxdp_sharing requested_shared_umem;  /* options:shared_umem. */
     bool coalesce_tx_kicks;         /* As the sockets were opened. */
     bool requested_coalesce_tx_kicks;  /* options:coalesce_tx_kicks. */
+    /* use_need_wakeup: ours on every OVS version (OVS 3.7 removed its own
+     * option and the netdev_linux fields that held it). */
+    bool use_need_wakeup;           /* As the sockets were opened. */
+    bool requested_need_wakeup;     /* options:use_need_wakeup. */
     int ifindex;                    /* Interface at the last open attempt
                                      * (negative errno if it had none). */
     bool warned_prog_gone;          /* Said our program was removed. */
@@ -290,16 +296,18 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         *errp = error;
         return EINVAL;
     }
-    bool sizes_changed = false;
+    bool port_changed = false;
     if (port) {
         port->configured = true;
         free(port->config_error);
         port->config_error = NULL;
-        sizes_changed = port->requested_ring_size != opts.ring_size
+        port_changed = port->requested_ring_size != opts.ring_size
                         || port->requested_umem_frames != opts.umem_frames
                         || port->requested_shared_umem != opts.shared_umem
                         || port->requested_coalesce_tx_kicks
                            != opts.coalesce_tx_kicks
+                        || port->requested_need_wakeup
+                           != opts.use_need_wakeup
                         /* The interface went away or came back (the
                          * bridge calls us when interfaces change): reopen
                          * on the interface that has the name now. */
@@ -309,19 +317,18 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
         port->requested_umem_frames = opts.umem_frames;
         port->requested_shared_umem = opts.shared_umem;
         port->requested_coalesce_tx_kicks = opts.coalesce_tx_kicks;
+        port->requested_need_wakeup = opts.use_need_wakeup;
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 
     ovs_mutex_lock(&dev->mutex);
-    if (sizes_changed) {
+    if (port_changed) {
         netdev_request_reconfigure(netdev);
     }
     if (dev->requested_n_rxq != opts.n_rxq
-        || dev->requested_xdp_mode != opts.xdp_mode
-        || dev->requested_need_wakeup != opts.use_need_wakeup) {
+        || dev->requested_xdp_mode != opts.xdp_mode) {
         dev->requested_n_rxq = opts.n_rxq;
         dev->requested_xdp_mode = opts.xdp_mode;
-        dev->requested_need_wakeup = opts.use_need_wakeup;
         netdev_request_reconfigure(netdev);
     }
     ovs_mutex_unlock(&dev->mutex);
@@ -332,14 +339,24 @@ int
 netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_port *port;
+    bool use_need_wakeup;
 
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    port = afxdp_port_lookup(netdev);
+    use_need_wakeup = port ? port->use_need_wakeup
+                           : afxdp_need_wakeup_supported();
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+
+    /* The keys OVS's C port reported up to 3.6, on every version: the
+     * option is still ours where upstream removed it. */
     ovs_mutex_lock(&dev->mutex);
     smap_add_format(args, "n_rxq", "%d", netdev->n_rxq);
     smap_add_format(args, "xdp-mode", "%s", ovs_mode_name(dev->xdp_mode));
     smap_add_format(args, "xdp-mode-in-use", "%s",
                     ovs_mode_name(dev->xdp_mode_in_use));
     smap_add_format(args, "use-need-wakeup", "%s",
-                    dev->use_need_wakeup ? "true" : "false");
+                    use_need_wakeup ? "true" : "false");
     ovs_mutex_unlock(&dev->mutex);
     return 0;
 }
@@ -349,6 +366,13 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
 {
     struct afxdp_port *port;
 
+    /* The driver and the rest that every Linux device reports.  OVS 3.3+
+     * points the class here; for older ones configure applies
+     * ovs-patches/netdev-linux-afxdp-get-status.patch, which does what
+     * upstream did.  Its error (the interface is gone) is not ours: the
+     * status must still say why the port is down. */
+    netdev_linux_get_status(netdev, smap);
+
     ovs_mutex_lock(&afxdp_ports_mutex);
     port = afxdp_port_lookup(netdev);
     if (port && port->core) {
@@ -356,6 +380,8 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
 
         afxdp_dev_get_info(port->core, &info);
         smap_add(smap, "xdp_mode", afxdp_mode_name(info.mode_in_use));
+        /* OVS 3.3+'s own key for the same. */
+        smap_add(smap, "xdp-mode", afxdp_mode_name(info.mode_in_use));
         smap_add(smap, "zero_copy", info.zero_copy ? "true" : "false");
         smap_add(smap, "use_need_wakeup",
                  info.need_wakeup_requested ? "true" : "false");
@@ -465,7 +491,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
         .ifname = netdev_get_name(netdev),
         .n_queues = dev->requested_n_rxq,
         .mode = core_mode(dev->requested_xdp_mode),
-        .use_need_wakeup = dev->requested_need_wakeup,
+        .use_need_wakeup = port->requested_need_wakeup,
         .numa_node = -1,
         .frame_meta_size = afxdp_frame_meta_size(),
         .ring_size = port->requested_ring_size,
@@ -546,7 +572,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     if (port->ifindex == ifindex
         && netdev->n_rxq == dev->requested_n_rxq
         && dev->xdp_mode == dev->requested_xdp_mode
-        && dev->use_need_wakeup == dev->requested_need_wakeup
+        && port->use_need_wakeup == port->requested_need_wakeup
         && port->ring_size == port->requested_ring_size
         && port->umem_frames == port->requested_umem_frames
         && port->shared_umem == port->requested_shared_umem
@@ -558,7 +584,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     afxdp_port_close(dev, port);
 
     dev->xdp_mode = dev->requested_xdp_mode;
-    dev->use_need_wakeup = dev->requested_need_wakeup;
+    port->use_need_wakeup = port->requested_need_wakeup;
     VLOG_INFO("%s: Setting XDP mode to %s.", netdev_get_name(netdev),
               ovs_mode_name(dev->xdp_mode));
 
@@ -588,6 +614,9 @@ netdev_afxdp_construct(struct netdev *netdev)
     struct afxdp_port *port;
     int error;
 
+    /* OVS 3.3 dropped the class's .init: the first port does it. */
+    netdev_afxdp_init();
+
     error = netdev_linux_construct(netdev);
     if (error) {
         return error;
@@ -600,7 +629,6 @@ netdev_afxdp_construct(struct netdev *netdev)
     dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
     dev->requested_n_rxq = NR_QUEUE_DEFAULT;
     dev->requested_xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
-    dev->requested_need_wakeup = afxdp_need_wakeup_supported();
     dev->xsks = NULL;
     dev->tx_locks = NULL;
 
@@ -608,6 +636,8 @@ netdev_afxdp_construct(struct netdev *netdev)
     port->netdev = netdev;
     port->requested_shared_umem = SHARING_AUTO;
     port->requested_coalesce_tx_kicks = true;
+    port->requested_need_wakeup = afxdp_need_wakeup_supported();
+    port->use_need_wakeup = port->requested_need_wakeup;
     ovs_mutex_lock(&afxdp_ports_mutex);
     hmap_insert(&afxdp_ports, &port->node, hash_pointer(netdev, 0));
     ovs_mutex_unlock(&afxdp_ports_mutex);
@@ -755,25 +785,46 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq_, struct dp_packet_batch *batch,
     return 0;
 }
 
-static int
-afxdp_send(struct netdev *netdev, struct xsk_socket_info *xsk,
-           struct dp_packet_batch *batch)
+/* Sends 'n' packets of 'batch' from index 'start' (at most a burst). */
+static size_t
+afxdp_send_burst(struct netdev *netdev, struct xsk_socket_info *xsk,
+                 struct dp_packet_batch *batch, size_t start, size_t n)
 {
     struct afxdp_tx_packet pkts[NETDEV_MAX_BURST];
-    struct dp_packet *packet;
     unsigned events = 0;
     int error = 0;
     size_t dropped;
 
-    DP_PACKET_BATCH_FOR_EACH (i, packet, batch) {
+    for (size_t i = 0; i < n; i++) {
+        const struct dp_packet *packet = batch->packets[start + i];
+
         pkts[i].data = dp_packet_data(packet);
         pkts[i].len = dp_packet_size(packet);
         pkts[i].pool = afxdp_packet_pool(packet);
     }
-    dropped = afxdp_queue_send(xsk->queue, pkts, dp_packet_batch_size(batch),
-                               &events, &error);
+    dropped = afxdp_queue_send(xsk->queue, pkts, n, &events, &error);
     if (OVS_UNLIKELY(events)) {
         count_events(netdev, events, error);
+    }
+    return dropped;
+}
+
+static int
+afxdp_send(struct netdev *netdev, struct xsk_socket_info *xsk,
+           struct dp_packet_batch *batch)
+{
+    size_t size = dp_packet_batch_size(batch);
+    size_t dropped = 0;
+
+    /* OVS's main branch grows batches past NETDEV_MAX_BURST (an output
+     * batch that gathered several input bursts): send them a burst at a
+     * time, in order. */
+    if (OVS_UNLIKELY(size > NETDEV_MAX_BURST)) {
+        COVERAGE_INC(afxdp_tx_large_batch);
+    }
+    for (size_t start = 0; start < size; start += NETDEV_MAX_BURST) {
+        dropped += afxdp_send_burst(netdev, xsk, batch, start,
+                                    MIN(size - start, NETDEV_MAX_BURST));
     }
     return dropped ? ENOBUFS : 0;
 }

@@ -1,0 +1,33 @@
+/*
+ * ovs-afxdp: the differences between the Open vSwitch versions the shim
+ * builds into (3.1 to main), in one place.  configure decides each from
+ * the OVS tree's own files (netdev-afxdp-ovs.h); what a patch to OVS
+ * settles instead is chosen there too (ovs-patches/).
+ *
+ * Settled without a macro, on every version:
+ *   - OVS 3.3 removed the class's .init: netdev_afxdp_construct() runs our
+ *     netdev_afxdp_init() once, whether OVS calls it or not.
+ *   - OVS 3.7 removed use-need-wakeup and its netdev_linux fields: ours
+ *     live in the shim's own per-port struct.
+ *   - OVS main's send() may get more than NETDEV_MAX_BURST packets: the
+ *     shim sends and frees them a burst at a time.
+ */
+#ifndef NETDEV_AFXDP_COMPAT_H
+#define NETDEV_AFXDP_COMPAT_H 1
+
+#include "dp-packet.h"
+#include "netdev-afxdp-ovs.h"
+
+/* Empties 'batch', whose packets were freed or sent, keeping its storage:
+ * on OVS main dp_packet_batch_init() would drop (and leak) a grown array. */
+static inline void
+afxdp_batch_clear(struct dp_packet_batch *batch)
+{
+#if OVS_AFXDP_BATCH_RESET
+    dp_packet_batch_reset(batch);
+#else
+    dp_packet_batch_init(batch);
+#endif
+}
+
+#endif /* netdev-afxdp-compat.h */
