@@ -47,21 +47,12 @@ COVERAGE_DEFINE(afxdp_tx_large_batch); /* send() got more than a burst. */
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
-#define NR_QUEUE_DEFAULT 1
-
 /* Per-queue handle in netdev_linux's 'xsks' array (the type is opaque to
  * the rest of OVS). */
 struct xsk_socket_info {
     struct afxdp_queue *queue;    /* The core's queue. */
     struct afxdp_pool *pool;      /* Its frames. */
     bool in_place;                /* It sends frames of 'pool' in place. */
-};
-
-/* options:shared_umem. */
-enum afxdp_sharing {
-    SHARING_AUTO,        /* Share; send in place only in zero-copy mode. */
-    SHARING_IN_PLACE,    /* Share; send in place in every mode. */
-    SHARING_OFF,         /* A UMEM of the port's own; always copy. */
 };
 
 struct netdev_afxdp_tx_lock {
@@ -77,18 +68,11 @@ struct afxdp_port {
     struct netdev *netdev;
     struct afxdp_dev *core;         /* NULL while not running. */
     bool configured;                /* set_config has succeeded once. */
-    unsigned ring_size;             /* Ring slots in use; 0: default. */
-    unsigned umem_frames;           /* UMEM frames in use; 0: default. */
-    unsigned requested_ring_size;   /* From options:ring_size. */
-    unsigned requested_umem_frames; /* From options:umem_frames. */
-    enum afxdp_sharing shared_umem; /* UMEM sharing in use. */
-    enum afxdp_sharing requested_shared_umem;  /* options:shared_umem. */
-    bool coalesce_tx_kicks;         /* As the sockets were opened. */
-    bool requested_coalesce_tx_kicks;  /* options:coalesce_tx_kicks. */
-    /* use_need_wakeup: ours on every OVS version (OVS 3.7 removed its own
-     * option and the netdev_linux fields that held it). */
-    bool use_need_wakeup;           /* As the sockets were opened. */
-    bool requested_need_wakeup;     /* options:use_need_wakeup. */
+    /* Everything the options decide, as the core's policy parsed them.
+     * Ours on every OVS version: OVS 3.7 removed use-need-wakeup and the
+     * netdev_linux fields that held it, so none of them is kept there. */
+    struct afxdp_port_config requested;  /* From the latest options. */
+    struct afxdp_port_config applied;    /* At the last open attempt. */
     int ifindex;                    /* Interface at the last open attempt
                                      * (negative errno if it had none). */
     bool warned_prog_gone;          /* Said our program was removed. */
@@ -116,28 +100,6 @@ afxdp_port_lookup(const struct netdev *netdev)
     return NULL;
 }
 
-/* Our enum and OVS's differ by OVS's leading UNSPEC. */
-static enum afxdp_xdp_mode
-core_mode(enum afxdp_mode mode)
-{
-    return mode == OVS_AF_XDP_MODE_UNSPEC
-           ? AFXDP_MODE_BEST_EFFORT
-           : (enum afxdp_xdp_mode) (mode - OVS_AF_XDP_MODE_BEST_EFFORT);
-}
-
-static enum afxdp_mode
-ovs_mode(enum afxdp_xdp_mode mode)
-{
-    return (enum afxdp_mode) (mode + OVS_AF_XDP_MODE_BEST_EFFORT);
-}
-
-static const char *
-ovs_mode_name(enum afxdp_mode mode)
-{
-    return mode == OVS_AF_XDP_MODE_UNSPEC ? "unspecified"
-                                          : afxdp_mode_name(core_mode(mode));
-}
-
 static void
 core_log(enum afxdp_log_level level, const char *msg)
 {
@@ -154,210 +116,96 @@ core_log(enum afxdp_log_level level, const char *msg)
 /* Options.                                                           */
 /* ------------------------------------------------------------------ */
 
-/* The options of one port, parsed. */
-struct afxdp_options {
-    int n_rxq;
-    enum afxdp_mode xdp_mode;
-    bool use_need_wakeup;
-    unsigned ring_size;             /* 0: the default. */
-    unsigned umem_frames;           /* 0: the default. */
-    enum afxdp_sharing shared_umem;
-    bool coalesce_tx_kicks;
-};
-
-/* Parses 'args' into 'opts'.  Returns NULL, or a message for the operator
- * that names the interface, the option and the accepted values. */
-static char *
-afxdp_parse_options(const char *name, const struct smap *args,
-                    struct afxdp_options *opts)
+/* The options' lookup for the core's policy. */
+static const char *
+afxdp_smap_lookup(const void *args, const char *key)
 {
-    char err[256];
-    const char *s;
-
-    opts->n_rxq = NR_QUEUE_DEFAULT;
-    s = smap_get(args, "n_rxq");
-    if (s) {
-        unsigned n;
-
-        if (afxdp_parse_uint(s, 1, UINT_MAX, &n, err, sizeof err)) {
-            return xasprintf("%s: option n_rxq: %s.", name, err);
-        }
-        if (n > AFXDP_MAX_QUEUES) {
-            /* OVS's own wording, which its test suite expects. */
-            return xasprintf("%s: Too big 'n_rxq' (%u > %d).", name, n,
-                             AFXDP_MAX_QUEUES);
-        }
-        unsigned have = afxdp_device_rx_queues(name);
-        if (have && n > have) {
-            /* Caught here, the port is refused once; caught when sockets
-             * are made, OVS would remove and re-add it forever. */
-            return xasprintf("%s: option n_rxq: %u queues requested but the "
-                             "device has %u (accepted: 1 to %u).", name, n,
-                             have, have);
-        }
-        opts->n_rxq = n;
-    }
-
-    opts->xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
-    s = smap_get(args, "xdp-mode");
-    if (s) {
-        enum afxdp_xdp_mode mode;
-
-        if (afxdp_parse_mode(s, &mode, err, sizeof err)) {
-            return xasprintf("%s: option xdp-mode: %s.", name, err);
-        }
-        opts->xdp_mode = ovs_mode(mode);
-    }
-
-    /* OVS 2.13 to 3.6 spell it use-need-wakeup; we accept both. */
-    const char *a = smap_get(args, "use_need_wakeup");
-    const char *b = smap_get(args, "use-need-wakeup");
-    bool va = true, vb = true;
-    if (a && afxdp_parse_bool(a, &va, err, sizeof err)) {
-        return xasprintf("%s: option use_need_wakeup: %s.", name, err);
-    }
-    if (b && afxdp_parse_bool(b, &vb, err, sizeof err)) {
-        return xasprintf("%s: option use-need-wakeup: %s.", name, err);
-    }
-    if (a && b && va != vb) {
-        return xasprintf("%s: options use_need_wakeup=%s and "
-                         "use-need-wakeup=%s disagree; set one of them.",
-                         name, a, b);
-    }
-    opts->use_need_wakeup = a ? va : b ? vb : afxdp_need_wakeup_supported();
-
-    opts->ring_size = 0;
-    s = smap_get(args, "ring_size");
-    if (s && afxdp_parse_ring_size(s, &opts->ring_size, err, sizeof err)) {
-        return xasprintf("%s: option ring_size: %s.", name, err);
-    }
-    unsigned ring = opts->ring_size ? opts->ring_size
-                                    : AFXDP_DEFAULT_RING_SIZE;
-    opts->umem_frames = 0;
-    s = smap_get(args, "umem_frames");
-    if (s && afxdp_parse_uint(s, 2 * ring, AFXDP_MAX_FRAMES,
-                              &opts->umem_frames, err, sizeof err)) {
-        /* The fill ring alone may hold 'ring' frames; TX needs its own. */
-        return xasprintf("%s: option umem_frames: %s; at least twice "
-                         "ring_size (%u).", name, err, ring);
-    }
-    if (!s && opts->ring_size && 2 * ring > AFXDP_DEFAULT_FRAMES) {
-        opts->umem_frames = 2 * ring;
-    }
-
-    opts->shared_umem = SHARING_AUTO;
-    s = smap_get(args, "shared_umem");
-    if (s && strcasecmp(s, "auto")) {
-        bool share;
-
-        if (afxdp_parse_bool(s, &share, err, sizeof err)) {
-            return xasprintf("%s: option shared_umem: \"%s\" is not "
-                             "\"auto\", \"true\" or \"false\".", name, s);
-        }
-        opts->shared_umem = share ? SHARING_IN_PLACE : SHARING_OFF;
-    }
-
-    opts->coalesce_tx_kicks = true;
-    s = smap_get(args, "coalesce_tx_kicks");
-    if (s && afxdp_parse_bool(s, &opts->coalesce_tx_kicks, err, sizeof err)) {
-        return xasprintf("%s: option coalesce_tx_kicks: %s.", name, err);
-    }
-    return NULL;
+    return smap_get(args, key);
 }
 
 int
 netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
                         char **errp)
 {
-    struct netdev_linux *dev = netdev_linux_cast(netdev);
-    struct afxdp_options opts;
+    struct afxdp_port_config cfg;
     struct afxdp_port *port;
-    char *error;
+    bool changed = false;
+    char err[512];
+    int error;
 
-    error = afxdp_parse_options(netdev_get_name(netdev), args, &opts);
-    /* Before our locks: netdev-linux takes dev->mutex for it. */
+    error = afxdp_port_config_parse(netdev_get_name(netdev),
+                                    afxdp_smap_lookup, args, &cfg, err,
+                                    sizeof err);
+    /* Before our lock: netdev-linux takes dev->mutex for it. */
     int ifindex = netdev_get_ifindex(netdev);
 
     ovs_mutex_lock(&afxdp_ports_mutex);
     port = afxdp_port_lookup(netdev);
     if (error) {
-        VLOG_ERR("%s", error);
+        VLOG_ERR("%s", err);
         if (port && port->configured) {
             /* A running port keeps its settings: OVS would otherwise delete
              * it.  The status column says what was rejected. */
             VLOG_ERR("%s: keeping the previous configuration.",
                      netdev_get_name(netdev));
             free(port->config_error);
-            port->config_error = error;
+            port->config_error = xstrdup(err);
             ovs_mutex_unlock(&afxdp_ports_mutex);
             return 0;
         }
         ovs_mutex_unlock(&afxdp_ports_mutex);
-        *errp = error;
+        *errp = xstrdup(err);
         return EINVAL;
     }
-    bool port_changed = false;
     if (port) {
         port->configured = true;
         free(port->config_error);
         port->config_error = NULL;
-        port_changed = port->requested_ring_size != opts.ring_size
-                        || port->requested_umem_frames != opts.umem_frames
-                        || port->requested_shared_umem != opts.shared_umem
-                        || port->requested_coalesce_tx_kicks
-                           != opts.coalesce_tx_kicks
-                        || port->requested_need_wakeup
-                           != opts.use_need_wakeup
-                        /* The interface went away or came back (the
-                         * bridge calls us when interfaces change): reopen
-                         * on the interface that has the name now. */
-                        || (port->configured_once
-                            && port->ifindex != ifindex);
-        port->requested_ring_size = opts.ring_size;
-        port->requested_umem_frames = opts.umem_frames;
-        port->requested_shared_umem = opts.shared_umem;
-        port->requested_coalesce_tx_kicks = opts.coalesce_tx_kicks;
-        port->requested_need_wakeup = opts.use_need_wakeup;
+        changed = afxdp_port_config_needs_reopen(&port->requested, &cfg)
+                  /* The interface went away or came back (the bridge calls
+                   * us when interfaces change): reopen on the interface
+                   * that has the name now. */
+                  || (port->configured_once && port->ifindex != ifindex);
+        port->requested = cfg;
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 
-    ovs_mutex_lock(&dev->mutex);
-    if (port_changed) {
+    if (changed) {
         netdev_request_reconfigure(netdev);
     }
-    if (dev->requested_n_rxq != opts.n_rxq
-        || dev->requested_xdp_mode != opts.xdp_mode) {
-        dev->requested_n_rxq = opts.n_rxq;
-        dev->requested_xdp_mode = opts.xdp_mode;
-        netdev_request_reconfigure(netdev);
-    }
-    ovs_mutex_unlock(&dev->mutex);
     return 0;
 }
 
 int
 netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
 {
-    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_port_config applied;
+    const char *in_use = "unspecified";
+    const char *mode = "unspecified";
     struct afxdp_port *port;
-    bool use_need_wakeup;
 
+    afxdp_port_config_default(&applied);
     ovs_mutex_lock(&afxdp_ports_mutex);
     port = afxdp_port_lookup(netdev);
-    use_need_wakeup = port ? port->use_need_wakeup
-                           : afxdp_need_wakeup_supported();
+    if (port && port->configured_once) {
+        applied = port->applied;
+        mode = afxdp_mode_name(applied.mode);
+    }
+    if (port && port->core) {
+        struct afxdp_dev_info info;
+
+        afxdp_dev_get_info(port->core, &info);
+        in_use = afxdp_mode_name(info.mode_in_use);
+    }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 
     /* The keys OVS's C port reported up to 3.6, on every version: the
      * option is still ours where upstream removed it. */
-    ovs_mutex_lock(&dev->mutex);
-    smap_add_format(args, "n_rxq", "%d", netdev->n_rxq);
-    smap_add_format(args, "xdp-mode", "%s", ovs_mode_name(dev->xdp_mode));
-    smap_add_format(args, "xdp-mode-in-use", "%s",
-                    ovs_mode_name(dev->xdp_mode_in_use));
-    smap_add_format(args, "use-need-wakeup", "%s",
-                    use_need_wakeup ? "true" : "false");
-    ovs_mutex_unlock(&dev->mutex);
+    smap_add_format(args, "n_rxq", "%d", netdev_n_rxq(netdev));
+    smap_add(args, "xdp-mode", mode);
+    smap_add(args, "xdp-mode-in-use", in_use);
+    smap_add(args, "use-need-wakeup",
+             applied.use_need_wakeup ? "true" : "false");
     return 0;
 }
 
@@ -462,7 +310,6 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
         free(dev->xsks);
         dev->xsks = NULL;
     }
-    dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
     if (port && port->core) {
         struct afxdp_dev_info info;
 
@@ -489,16 +336,9 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     struct netdev *netdev = &dev->up;
     struct afxdp_dev_config cfg = {
         .ifname = netdev_get_name(netdev),
-        .n_queues = dev->requested_n_rxq,
-        .mode = core_mode(dev->requested_xdp_mode),
-        .use_need_wakeup = port->requested_need_wakeup,
+        .port = port->applied,
         .numa_node = -1,
         .frame_meta_size = afxdp_frame_meta_size(),
-        .ring_size = port->requested_ring_size,
-        .n_frames = port->requested_umem_frames,
-        .share_umem = port->requested_shared_umem != SHARING_OFF,
-        .in_place_copy_mode = port->requested_shared_umem == SHARING_IN_PLACE,
-        .coalesce_tx_kicks = port->requested_coalesce_tx_kicks,
         /* afxdp-nonpmd ports are polled by the main thread, which sleeps
          * between polls: what it receives must be kicked at once. */
         .busy_polled = netdev_is_pmd(netdev),
@@ -534,13 +374,8 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
                   "it steers to the others goes to the kernel's stack, not "
                   "to OVS.", netdev_get_name(netdev), have, info.n_queues);
     }
-    port->ring_size = port->requested_ring_size;
-    port->umem_frames = port->requested_umem_frames;
-    port->shared_umem = port->requested_shared_umem;
-    port->coalesce_tx_kicks = port->requested_coalesce_tx_kicks;
     netdev->n_rxq = info.n_queues;
     netdev->n_txq = info.n_queues;
-    dev->xdp_mode_in_use = ovs_mode(info.mode_in_use);
     dev->xsks = xcalloc(info.n_queues, sizeof *dev->xsks);
     for (unsigned i = 0; i < info.n_queues; i++) {
         struct xsk_socket_info *xsk = xmalloc(sizeof *xsk);
@@ -569,24 +404,17 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     ovs_mutex_lock(&dev->mutex);
     port = afxdp_port_lookup(netdev);
 
-    if (port->ifindex == ifindex
-        && netdev->n_rxq == dev->requested_n_rxq
-        && dev->xdp_mode == dev->requested_xdp_mode
-        && port->use_need_wakeup == port->requested_need_wakeup
-        && port->ring_size == port->requested_ring_size
-        && port->umem_frames == port->requested_umem_frames
-        && port->shared_umem == port->requested_shared_umem
-        && port->coalesce_tx_kicks == port->requested_coalesce_tx_kicks
-        && dev->xsks) {
+    if (port->ifindex == ifindex && dev->xsks
+        && !afxdp_port_config_needs_reopen(&port->applied,
+                                           &port->requested)) {
         goto out;
     }
 
     afxdp_port_close(dev, port);
 
-    dev->xdp_mode = dev->requested_xdp_mode;
-    port->use_need_wakeup = port->requested_need_wakeup;
+    port->applied = port->requested;
     VLOG_INFO("%s: Setting XDP mode to %s.", netdev_get_name(netdev),
-              ovs_mode_name(dev->xdp_mode));
+              afxdp_mode_name(port->applied.mode));
 
     if (afxdp_port_open(dev, port, ifindex)) {
         /* An error here would make OVS's datapath remove the port, and the
@@ -597,8 +425,8 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         VLOG_ERR("%s: AF_XDP device reconfiguration failed: the port is "
                  "down until its configuration changes.",
                  netdev_get_name(netdev));
-        netdev->n_rxq = dev->requested_n_rxq;
-        netdev->n_txq = dev->requested_n_rxq;
+        netdev->n_rxq = port->applied.n_queues;
+        netdev->n_txq = port->applied.n_queues;
     }
     netdev_change_seq_changed(netdev);
 out:
@@ -625,19 +453,13 @@ netdev_afxdp_construct(struct netdev *netdev)
     /* No queue may be used before the first reconfiguration. */
     netdev->n_rxq = 0;
     netdev->n_txq = 0;
-    dev->xdp_mode = OVS_AF_XDP_MODE_UNSPEC;
-    dev->xdp_mode_in_use = OVS_AF_XDP_MODE_UNSPEC;
-    dev->requested_n_rxq = NR_QUEUE_DEFAULT;
-    dev->requested_xdp_mode = OVS_AF_XDP_MODE_BEST_EFFORT;
     dev->xsks = NULL;
     dev->tx_locks = NULL;
 
     port = xzalloc(sizeof *port);
     port->netdev = netdev;
-    port->requested_shared_umem = SHARING_AUTO;
-    port->requested_coalesce_tx_kicks = true;
-    port->requested_need_wakeup = afxdp_need_wakeup_supported();
-    port->use_need_wakeup = port->requested_need_wakeup;
+    afxdp_port_config_default(&port->requested);
+    port->applied = port->requested;
     ovs_mutex_lock(&afxdp_ports_mutex);
     hmap_insert(&afxdp_ports, &port->node, hash_pointer(netdev, 0));
     ovs_mutex_unlock(&afxdp_ports_mutex);

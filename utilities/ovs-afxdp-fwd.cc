@@ -17,6 +17,7 @@
 // would use.  Prints "forwarded PACKETS SECONDS MPPS dropped N"; the rate
 // is over the whole run, which starts before the traffic does: the
 // benchmark reads the sink's rate instead.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,16 +46,18 @@ open_dev(const char *ifname, afxdp_xdp_mode mode, bool nw, bool share,
 {
     afxdp_dev_config cfg = {};
     cfg.ifname = ifname;
-    cfg.n_queues = 1;
-    cfg.mode = mode;
-    cfg.use_need_wakeup = nw;
+    afxdp_port_config_default(&cfg.port);
+    cfg.port.mode = mode;
+    cfg.port.use_need_wakeup = nw;
     cfg.numa_node = -1;
-    cfg.share_umem = share;
-    cfg.in_place_copy_mode = in_place;
-    cfg.coalesce_tx_kicks = coalesce;
+    cfg.port.sharing = !share ? AFXDP_SHARE_OFF
+                       : in_place ? AFXDP_SHARE_IN_PLACE : AFXDP_SHARE_AUTO;
+    cfg.port.coalesce_tx_kicks = coalesce;
     cfg.busy_polled = true;
-    cfg.ring_size = ring;
-    cfg.n_frames = ring > AFXDP_DEFAULT_FRAMES / 2 ? 2 * ring : 0;
+    if (ring) {
+        cfg.port.ring_size = ring;
+        cfg.port.n_frames = std::max(2 * ring, unsigned(AFXDP_DEFAULT_FRAMES));
+    }
     char err[512];
     afxdp_dev *dev = nullptr;
     if (int e = afxdp_dev_open(&cfg, &dev, err, sizeof err)) {

@@ -106,6 +106,65 @@ unsigned afxdp_device_rx_queues(const char *ifname) AFXDP_NOEXCEPT;
 bool afxdp_need_wakeup_supported(void) AFXDP_NOEXCEPT;
 
 /* ------------------------------------------------------------------ */
+/* A port's configuration: the whole option policy, in one place.     */
+/* ------------------------------------------------------------------ */
+
+/* options:shared_umem. */
+enum afxdp_sharing
+#ifdef __cplusplus
+    : unsigned int
+#endif
+{
+    AFXDP_SHARE_AUTO,        /* Share; send in place only from zero-copy
+                              * sockets, copy in copy modes. */
+    AFXDP_SHARE_IN_PLACE,    /* Share; send in place in every mode. */
+    AFXDP_SHARE_OFF,         /* A UMEM of the port's own; always copy. */
+};
+
+/* Everything a port's options decide, each with its value in force: the
+ * defaults are filled in, nothing is left "unset". */
+struct afxdp_port_config {
+    unsigned n_queues;             /* options:n_rxq; 1..AFXDP_MAX_QUEUES. */
+    enum afxdp_xdp_mode mode;      /* options:xdp-mode. */
+    bool use_need_wakeup;          /* options:use_need_wakeup (or
+                                    * use-need-wakeup). */
+    unsigned ring_size;            /* options:ring_size; a power of two. */
+    unsigned n_frames;             /* options:umem_frames, per queue; at
+                                    * least twice ring_size. */
+    enum afxdp_sharing sharing;    /* options:shared_umem. */
+    bool coalesce_tx_kicks;        /* options:coalesce_tx_kicks. */
+};
+
+/* The configuration of a port that sets no option. */
+void afxdp_port_config_default(struct afxdp_port_config *) AFXDP_NOEXCEPT;
+
+/* The value of the port's option 'key', or NULL if it is not set (OVS: an
+ * smap_get() on the interface's options). */
+typedef const char *afxdp_option_lookup(const void *aux, const char *key);
+
+/* Builds '*cfg' from the options of interface 'ifname' that 'lookup'
+ * finds (with 'aux'): each option's spellings, default and range, and the
+ * rules between options (umem_frames at least twice ring_size; n_rxq at
+ * most the queues the device has now).  Returns 0, or EINVAL with a
+ * sentence for the operator in 'err' that names the interface, the option
+ * and the accepted values; '*cfg' is then unchanged. */
+int afxdp_port_config_parse(const char *ifname, afxdp_option_lookup *lookup,
+                            const void *aux, struct afxdp_port_config *cfg,
+                            char *err, size_t errlen) AFXDP_NOEXCEPT;
+
+/* The rules between values, for a configuration built by other means:
+ * returns 0, or EINVAL with a sentence in 'err' naming 'ifname'. */
+int afxdp_port_config_check(const char *ifname,
+                            const struct afxdp_port_config *,
+                            char *err, size_t errlen) AFXDP_NOEXCEPT;
+
+/* True if a port running with 'a' must close and reopen its sockets to run
+ * with 'b' (today: whenever they differ at all). */
+bool afxdp_port_config_needs_reopen(const struct afxdp_port_config *a,
+                                    const struct afxdp_port_config *b)
+    AFXDP_NOEXCEPT;
+
+/* ------------------------------------------------------------------ */
 /* Devices and queues.                                                */
 /* ------------------------------------------------------------------ */
 
@@ -114,38 +173,28 @@ struct afxdp_queue;   /* One queue: socket, UMEM, four rings, stats. */
 struct afxdp_pool;    /* UMEM frames: of one device, or shared by
                        * several (afxdp_dev_config.share_umem). */
 
+/* How to open a device: the port's configuration and what the embedder
+ * adds.  In 'port':
+ *   - n_queues sockets, queue 0 up;
+ *   - sharing: other than AFXDP_SHARE_OFF, take frames from one UMEM
+ *     shared with other devices of this process (same NUMA node), so that
+ *     packets received on one can be sent on another in place, not
+ *     copied.  In zero-copy mode a shared frame is always sent in place;
+ *     in copy modes only with AFXDP_SHARE_IN_PLACE: the kernel copies the
+ *     frame anyway, through its own 4 KiB mapping of the UMEM, and that
+ *     copy costs more from a frame just received than from one of a few
+ *     hot TX frames we copy into (measured on veth);
+ *   - coalesce_tx_kicks: in copy modes, let a send that follows a receive
+ *     on the same thread leave its TX kick to the next bursts, so that one
+ *     sendto() carries up to AFXDP_COALESCED_BURSTS of them (see
+ *     afxdp_queue_send()).  Needs Linux 6.17 (XDP_MAX_TX_SKB_BUDGET);
+ *     ignored in zero-copy mode, where the driver drains the TX ring
+ *     after one kick. */
 struct afxdp_dev_config {
     const char *ifname;       /* Linux interface name. */
-    unsigned n_queues;        /* 1..AFXDP_MAX_QUEUES sockets, queue 0 up. */
-    enum afxdp_xdp_mode mode;     /* Requested XDP mode. */
-    bool use_need_wakeup;     /* Request XDP_USE_NEED_WAKEUP. */
+    struct afxdp_port_config port;   /* Checked again by afxdp_dev_open(). */
     int numa_node;            /* Where UMEM memory goes; -1: anywhere. */
-    unsigned ring_size;       /* Slots per ring, a power of two; 0:
-                               * default. */
-    unsigned n_frames;        /* UMEM frames per queue, at least twice
-                               * ring_size; 0: default. */
     size_t frame_meta_size;   /* Caller's per-frame metadata bytes. */
-    bool share_umem;          /* Share one UMEM with other devices of this
-                               * process (same NUMA node), so that packets
-                               * received on one can be sent on another in
-                               * place, not copied. */
-    bool in_place_copy_mode;  /* Send in place in copy modes too.  In
-                               * zero-copy mode a shared frame is always sent
-                               * in place; in copy modes the kernel copies
-                               * the frame anyway, through its own 4 KiB
-                               * mapping of the UMEM, and that copy costs
-                               * more from a frame just received than from
-                               * one of a few hot TX frames we copy into
-                               * (measured on veth), so by default we copy. */
-    bool coalesce_tx_kicks;   /* In copy modes, let a send that follows a
-                               * receive on the same thread leave its TX
-                               * kick to the next bursts, so that one
-                               * sendto() carries up to
-                               * AFXDP_COALESCED_BURSTS of them (see
-                               * afxdp_queue_send()).  Needs Linux 6.17
-                               * (XDP_MAX_TX_SKB_BUDGET); ignored in
-                               * zero-copy mode, where the driver drains
-                               * the TX ring after one kick. */
     bool busy_polled;         /* A thread polls the RX queues in a loop
                                * that comes back within microseconds (OVS:
                                * a PMD thread), so a send of what it just

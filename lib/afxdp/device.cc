@@ -158,9 +158,9 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.qid = q;
         qc.bind_flags = spec.bind_flags;
         qc.zero_copy_mode = mode == AFXDP_MODE_NATIVE_ZC;
-        qc.use_need_wakeup = cfg.use_need_wakeup;
-        qc.in_place_copy_mode = cfg.in_place_copy_mode;
-        qc.coalesce_kicks = cfg.coalesce_tx_kicks;
+        qc.use_need_wakeup = cfg.port.use_need_wakeup;
+        qc.in_place_copy_mode = cfg.port.sharing == AFXDP_SHARE_IN_PLACE;
+        qc.coalesce_kicks = cfg.port.coalesce_tx_kicks;
         qc.busy_polled = cfg.busy_polled;
         qc.ring_size = ring_size_;
         qc.pool = pool_.get();
@@ -196,14 +196,7 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         std::snprintf(err, errlen, "no interface name given");
         return R::failure(-EINVAL);
     }
-    if (cfg.n_queues < 1 || cfg.n_queues > AFXDP_MAX_QUEUES) {
-        std::snprintf(err, errlen, "%s: %u queues requested (accepted: 1 "
-                      "to %d)", cfg.ifname, cfg.n_queues, AFXDP_MAX_QUEUES);
-        return R::failure(-EINVAL);
-    }
-    if (unsigned(cfg.mode) >= AFXDP_MODE_N) {
-        std::snprintf(err, errlen, "%s: invalid XDP mode %u", cfg.ifname,
-                      unsigned(cfg.mode));
+    if (afxdp_port_config_check(cfg.ifname, &cfg.port, err, errlen)) {
         return R::failure(-EINVAL);
     }
     std::unique_ptr<afxdp_dev> d(new (std::nothrow) afxdp_dev);
@@ -222,27 +215,20 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
                       "another port of this process", cfg.ifname);
         return R::failure(-EBUSY);
     }
-    d->n_queues_ = cfg.n_queues;
-    d->ring_size_ = cfg.ring_size ? cfg.ring_size : AFXDP_DEFAULT_RING_SIZE;
-    d->n_frames_ = cfg.n_frames ? cfg.n_frames : AFXDP_DEFAULT_FRAMES;
-    if (d->ring_size_ & (d->ring_size_ - 1)
-        || d->n_frames_ < 2 * d->ring_size_) {
-        // The fill ring alone may hold ring_size frames; TX needs its own.
-        std::snprintf(err, errlen, "%s: ring size %u must be a power of two "
-                      "and UMEM frames (%u) at least twice the ring size",
-                      cfg.ifname, d->ring_size_, d->n_frames_);
-        return R::failure(-EINVAL);
-    }
-    d->need_wakeup_requested_ = cfg.use_need_wakeup;
-    d->coalesce_requested_ = cfg.coalesce_tx_kicks;
+    d->n_queues_ = cfg.port.n_queues;
+    d->ring_size_ = cfg.port.ring_size;
+    d->n_frames_ = cfg.port.n_frames;
+    d->need_wakeup_requested_ = cfg.port.use_need_wakeup;
+    d->coalesce_requested_ = cfg.port.coalesce_tx_kicks;
     char why[256] = "";
-    int e = d->take_pool(cfg, cfg.share_umem, why, sizeof why);
+    int e = d->take_pool(cfg, cfg.port.sharing != AFXDP_SHARE_OFF, why,
+                         sizeof why);
     if (e) {
         std::snprintf(err, errlen, "%s: %s", cfg.ifname, why);
         return R::failure(e);
     }
     // Each socket registers the whole pool as its UMEM.
-    ensure_memlock(d->pool_.get()->area_size() * cfg.n_queues);
+    ensure_memlock(d->pool_.get()->area_size() * cfg.port.n_queues);
 
     auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
     if (!prog.ok()) {
@@ -252,8 +238,8 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     }
     d->prog_ = prog.take();
 
-    afxdp_xdp_mode first = cfg.mode, last = cfg.mode;
-    if (cfg.mode == AFXDP_MODE_BEST_EFFORT) {
+    afxdp_xdp_mode first = cfg.port.mode, last = cfg.port.mode;
+    if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
         first = AFXDP_MODE_NATIVE_ZC;
         last = AFXDP_MODE_GENERIC;
     }
@@ -285,17 +271,17 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         }
         if (!e) {
             d->mode_ = afxdp_xdp_mode(m);
-            if (cfg.mode == AFXDP_MODE_BEST_EFFORT) {
+            if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
                 afxdp::log(AFXDP_LOG_INFO, "%s: %s XDP mode will be in use.",
                            cfg.ifname, kModes[m].name);
             }
             const char *reason = d->queues_[0]->need_wakeup_reason();
-            if (cfg.use_need_wakeup && reason[0]) {
+            if (cfg.port.use_need_wakeup && reason[0]) {
                 afxdp::log(AFXDP_LOG_WARN, "%s: need_wakeup requested but "
                            "not in use: %s.", cfg.ifname, reason);
             }
             const char *creason = d->queues_[0]->coalesce_reason();
-            if (cfg.coalesce_tx_kicks && creason[0]) {
+            if (cfg.port.coalesce_tx_kicks && creason[0]) {
                 // Every send then kicks, as without the option: worth
                 // knowing, not a fault.
                 afxdp::log(AFXDP_LOG_INFO, "%s: TX kicks are not coalesced: "
@@ -306,12 +292,12 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         afxdp::log(AFXDP_LOG_DBG, "%s: %s XDP mode failed: %s", cfg.ifname, kModes[m].name,
                    why);
     }
-    if (cfg.mode == AFXDP_MODE_BEST_EFFORT) {
+    if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
         std::snprintf(err, errlen, "%s: no XDP mode works; last tried "
                       "generic: %s", cfg.ifname, why);
     } else {
         std::snprintf(err, errlen, "%s: %s XDP mode failed: %s", cfg.ifname,
-                      kModes[cfg.mode].name, why);
+                      kModes[cfg.port.mode].name, why);
     }
     return R::failure(e);
 }

@@ -92,8 +92,15 @@ void
 check_open_fails(const afxdp_dev_config &cfg, size_t errlen)
 {
     const char *ifname = cfg.ifname;
-    bool valid = cfg.n_queues >= 1 && cfg.n_queues <= AFXDP_MAX_QUEUES
-                 && cfg.mode < AFXDP_MODE_N;
+    const afxdp_port_config &p = cfg.port;
+    bool valid = p.n_queues >= 1 && p.n_queues <= AFXDP_MAX_QUEUES
+                 && p.mode < AFXDP_MODE_N
+                 && p.ring_size >= AFXDP_MIN_RING_SIZE
+                 && p.ring_size <= AFXDP_MAX_RING_SIZE
+                 && !(p.ring_size & (p.ring_size - 1))
+                 && p.n_frames >= 2 * p.ring_size
+                 && p.n_frames <= AFXDP_MAX_FRAMES
+                 && p.sharing <= AFXDP_SHARE_OFF;
     afxdp_dev *dev;
     auto out = call_with_err(
         [&](char *err, size_t len) {
@@ -105,10 +112,10 @@ check_open_fails(const afxdp_dev_config &cfg, size_t errlen)
         errlen, 1024);
 
     std::string what = "afxdp_dev_open(" + quote(ifname) + ", n_queues "
-                       + std::to_string(cfg.n_queues) + ", mode "
-                       + std::to_string(int(cfg.mode)) + ", ring "
-                       + std::to_string(cfg.ring_size) + ", frames "
-                       + std::to_string(cfg.n_frames) + ")";
+                       + std::to_string(cfg.port.n_queues) + ", mode "
+                       + std::to_string(int(cfg.port.mode)) + ", ring "
+                       + std::to_string(cfg.port.ring_size) + ", frames "
+                       + std::to_string(cfg.port.n_frames) + ")";
     FUZZ_CHECK(out.ret > 0, what + " returned " + std::to_string(out.ret)
                + " on a device that does not exist");
     FUZZ_CHECK(out.ret == (valid ? ENODEV : EINVAL),
@@ -140,11 +147,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned mode = in.take<uint8_t>();
     log_min = afxdp_log_level(in.take<uint8_t>() & 3);
     afxdp_dev_config cfg = {};
-    cfg.use_need_wakeup = flags & 1;
-    cfg.mode = afxdp_xdp_mode(mode);
-    cfg.n_queues = in.take<uint32_t>();
-    cfg.ring_size = in.take<uint32_t>();
-    cfg.n_frames = in.take<uint32_t>() % 4097;
+    cfg.port.use_need_wakeup = flags & 1;
+    cfg.port.mode = afxdp_xdp_mode(mode);
+    cfg.port.sharing = afxdp_sharing((flags >> 3) & 3);
+    cfg.port.coalesce_tx_kicks = flags & 32;
+    cfg.port.n_queues = in.take<uint32_t>();
+    cfg.port.ring_size = in.take<uint32_t>();
+    cfg.port.n_frames = in.take<uint32_t>() % 4097;
     size_t errlen = in.take<uint16_t>() % (fuzz::kMaxErrlen + 1);
     cfg.numa_node = int16_t(in.take<uint16_t>());
     cfg.frame_meta_size = in.take<uint16_t>();
@@ -183,7 +192,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     afxdp_dev_close(nullptr);
     FUZZ_CHECK(!afxdp_dev_queue(nullptr, qid), "afxdp_dev_queue(NULL)");
 
-    const char *mode_name = afxdp_mode_name(cfg.mode);
+    const char *mode_name = afxdp_mode_name(cfg.port.mode);
     FUZZ_CHECK(mode_name && *mode_name, "afxdp_mode_name");
 
     FUZZ_CHECK(lowest_free_fd() == fd_before,

@@ -1,4 +1,5 @@
-// libFuzzer harness: the option parsers of afxdp.h (lib/afxdp/options.cc).
+// libFuzzer harness: the option parsers of afxdp.h (lib/afxdp/options.cc)
+// and a port's whole configuration built from them (lib/afxdp/config.cc).
 //
 // Input: errlen (2 bytes, little-endian, taken modulo 301), 'min' and 'max'
 // for afxdp_parse_uint (4 bytes each), a flags byte (bit 0: also parse
@@ -267,6 +268,61 @@ check_constants()
 #endif
 }
 
+// The whole configuration of a port whose options are 'values', each given
+// to the option its position names (some twice, some spelled two ways):
+// what parses must pass afxdp_port_config_check(), what does not must be
+// refused with EINVAL, a sentence naming the interface, and '*cfg' left
+// alone.
+void
+fuzz_port_config(const std::vector<const char *> &values, size_t errlen)
+{
+    static const char *const kKeys[] = {
+        "n_rxq", "xdp-mode", "use_need_wakeup", "use-need-wakeup",
+        "ring_size", "umem_frames", "shared_umem", "coalesce_tx_kicks",
+    };
+    using Options = std::vector<std::pair<std::string, const char *>>;
+    Options opts;
+    for (size_t i = 0; i < values.size(); i++) {
+        if (values[i]) {
+            opts.emplace_back(kKeys[i % (sizeof kKeys / sizeof *kKeys)],
+                              values[i]);
+        }
+    }
+    auto lookup = [](const void *aux, const char *key) -> const char * {
+        for (const auto &kv : *static_cast<const Options *>(aux)) {
+            if (kv.first == key) {       // The first one given counts.
+                return kv.second;
+            }
+        }
+        return nullptr;
+    };
+    afxdp_port_config cfg, before;
+    std::memset(&cfg, 0xa5, sizeof cfg);
+    before = cfg;
+    std::string ifname = std::string(kNamePrefix) + "0";
+    auto out = call_with_err(
+        [&](char *err, size_t len) {
+            return afxdp_port_config_parse(ifname.c_str(), lookup, &opts,
+                                           &cfg, err, len);
+        },
+        errlen, 512);
+    if (out.ret == 0) {
+        FUZZ_CHECK(afxdp_port_config_check(ifname.c_str(), &cfg, nullptr, 0)
+                   == 0, "afxdp_port_config_parse built a configuration "
+                   "that afxdp_port_config_check refuses");
+        FUZZ_CHECK(!afxdp_port_config_needs_reopen(&cfg, &cfg),
+                   "a configuration differs from itself");
+    } else {
+        FUZZ_CHECK(out.ret == EINVAL, "afxdp_port_config_parse returned "
+                   + std::to_string(out.ret));
+        FUZZ_CHECK(!std::memcmp(&cfg, &before, sizeof cfg),
+                   "a refused configuration was stored");
+        FUZZ_CHECK(out.msg.rfind(ifname + ": ", 0) == 0,
+                   "the refusal does not start with the interface: "
+                   + quote(out.msg.c_str()));
+    }
+}
+
 }  // namespace
 
 extern "C" int
@@ -316,6 +372,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_ring_size(s, errlen);
         fuzz_rx_queues(s);
     }
+    fuzz_port_config(inputs, errlen);
 
     // NULL 'err' with errlen 0, as the unit tests call it.
     if (flags & 2) {

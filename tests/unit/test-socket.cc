@@ -221,12 +221,13 @@ config(const char *ifname, afxdp_xdp_mode mode,
 {
     afxdp_dev_config cfg = {};
     cfg.ifname = ifname;
-    cfg.n_queues = 1;
-    cfg.mode = mode;
-    cfg.use_need_wakeup = need_wakeup;
+    afxdp_port_config_default(&cfg.port);
+    cfg.port.mode = mode;
+    cfg.port.use_need_wakeup = need_wakeup;
+    cfg.port.sharing = AFXDP_SHARE_OFF;
     cfg.numa_node = -1;
-    cfg.ring_size = 256;
-    cfg.n_frames = 1024;
+    cfg.port.ring_size = 256;
+    cfg.port.n_frames = 1024;
     cfg.frame_meta_size = 32;
     return cfg;
 }
@@ -238,7 +239,7 @@ open_dev(const afxdp_dev_config &cfg)
     afxdp_dev *d = nullptr;
     char err[512] = "";
     int r = afxdp_dev_open(&cfg, &d, err, sizeof err);
-    EXPECT_EQ(r, 0) << cfg.ifname << " in " << afxdp_mode_name(cfg.mode)
+    EXPECT_EQ(r, 0) << cfg.ifname << " in " << afxdp_mode_name(cfg.port.mode)
                     << ": " << std::strerror(r) << ": " << err;
     return Dev(d);
 }
@@ -262,7 +263,7 @@ open_dev_after_close(const afxdp_dev_config &cfg, int *n_busy = nullptr)
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    EXPECT_EQ(r, 0) << cfg.ifname << " in " << afxdp_mode_name(cfg.mode)
+    EXPECT_EQ(r, 0) << cfg.ifname << " in " << afxdp_mode_name(cfg.port.mode)
                     << " after " << busy << " EBUSY: "
                     << std::strerror(r) << ": " << err;
     if (n_busy) {
@@ -432,11 +433,14 @@ TEST(DevOpen, NonexistentInterfaceIsENODEV)
 TEST(DevOpen, InvalidConfigurationIsEINVAL)
 {
     afxdp_dev_config good = config("lo", AFXDP_MODE_GENERIC);
-    afxdp_dev_config bad[4] = {good, good, good, good};
+    afxdp_dev_config bad[7] = {good, good, good, good, good, good, good};
     bad[0].ifname = nullptr;
-    bad[1].n_queues = 0;
-    bad[2].n_queues = AFXDP_MAX_QUEUES + 1;
-    bad[3].mode = AFXDP_MODE_N;
+    bad[1].port.n_queues = 0;
+    bad[2].port.n_queues = AFXDP_MAX_QUEUES + 1;
+    bad[3].port.mode = AFXDP_MODE_N;
+    bad[4].port.n_frames = 2 * bad[4].port.ring_size - 1;
+    bad[5].port.ring_size = 0;
+    bad[6].port.sharing = afxdp_sharing(AFXDP_SHARE_OFF + 1);
     for (const auto &cfg : bad) {
         afxdp_dev *d = nullptr;
         char err[256] = "";
@@ -773,7 +777,7 @@ TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
     // With the peer down the kernel cannot drain the TX ring, so a burst
     // larger than the ring must drop the rest, say so, and lose no frame.
     afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
-    cfg.ring_size = 64;
+    cfg.port.ring_size = 64;
     Dev dev = open_dev(cfg);
     ASSERT_TRUE(dev);
     afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
@@ -922,8 +926,8 @@ TEST_F(Veth, EmptyFillRingIsCountedByKernelAndQueue)
     // dropped; holding every received frame then leaves nothing to refill
     // with.
     afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
-    cfg.ring_size = 64;
-    cfg.n_frames = 128;
+    cfg.port.ring_size = 64;
+    cfg.port.n_frames = 128;
     Dev dev = open_dev(cfg);
     ASSERT_TRUE(dev);
     afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
@@ -1014,7 +1018,7 @@ TEST_F(Veth, FailedOpenLeavesNoProgram)
 {
     // A veth has one RX queue by default: queue 1 cannot be bound.
     afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
-    cfg.n_queues = 2;
+    cfg.port.n_queues = 2;
     afxdp_dev *d = nullptr;
     char err[512] = "";
     EXPECT_NE(afxdp_dev_open(&cfg, &d, err, sizeof err), 0);
@@ -1024,7 +1028,7 @@ TEST_F(Veth, FailedOpenLeavesNoProgram)
     EXPECT_EQ(attached_prog_id(net_.a()), 0u);
 
     // Best-effort tries every mode and still leaves nothing behind.
-    cfg.mode = AFXDP_MODE_BEST_EFFORT;
+    cfg.port.mode = AFXDP_MODE_BEST_EFFORT;
     EXPECT_NE(afxdp_dev_open(&cfg, &d, err, sizeof err), 0);
     EXPECT_NE(std::strstr(err, "no XDP mode works"), nullptr) << err;
     EXPECT_EQ(attached_prog_id(net_.a()), 0u);
@@ -1033,7 +1037,7 @@ TEST_F(Veth, FailedOpenLeavesNoProgram)
 TEST_F(Veth, RingSizeMustBeAPowerOfTwo)
 {
     afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
-    cfg.ring_size = 100;
+    cfg.port.ring_size = 100;
     afxdp_dev *d = nullptr;
     char err[512] = "";
     EXPECT_EQ(afxdp_dev_open(&cfg, &d, err, sizeof err), EINVAL);
@@ -1171,8 +1175,7 @@ afxdp_dev_config
 shared_config(const char *ifname, bool in_place = true)
 {
     afxdp_dev_config cfg = config(ifname, AFXDP_MODE_GENERIC);
-    cfg.share_umem = true;
-    cfg.in_place_copy_mode = in_place;
+    cfg.port.sharing = in_place ? AFXDP_SHARE_IN_PLACE : AFXDP_SHARE_AUTO;
     return cfg;
 }
 
@@ -1200,7 +1203,7 @@ TEST_F(Veth, TwoDevicesShareOneUmem)
     // Best-effort tries zero-copy first, which veth refuses at bind: that
     // is no reason to give up sharing.
     afxdp_dev_config cb = shared_config(net_.b());
-    cb.mode = AFXDP_MODE_BEST_EFFORT;
+    cb.port.mode = AFXDP_MODE_BEST_EFFORT;
     Dev b = open_dev(cb);
     ASSERT_TRUE(a && b);
     afxdp_dev_info ia, ib;
@@ -1416,7 +1419,7 @@ afxdp_dev_config
 coalescing_config(const char *ifname, bool coalesce = true)
 {
     afxdp_dev_config cfg = config(ifname, AFXDP_MODE_GENERIC);
-    cfg.coalesce_tx_kicks = coalesce;
+    cfg.port.coalesce_tx_kicks = coalesce;
     cfg.busy_polled = true;
     return cfg;
 }
