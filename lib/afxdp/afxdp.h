@@ -384,7 +384,8 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     AFXDP_STAT(tx_kicks_skipped)                                            \
     /* Extra sendto() calls made to drain the TX ring in copy mode. */      \
     AFXDP_STAT(tx_kick_retries)                                             \
-    /* sendto() calls that failed with an errno other than EAGAIN/EBUSY. */ \
+    /* sendto() calls, late kicks included, that failed with an errno      \
+     * other than EAGAIN, EBUSY or ENOBUFS. */                             \
     AFXDP_STAT(tx_kick_errors)                                              \
     /* Sends that left their kick owed, to be paid with the next burst's    \
      * (coalesce_tx_kicks). */                                              \

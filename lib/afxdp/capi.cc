@@ -128,7 +128,7 @@ extern "C" int
 afxdp_queue_get_xdp_stats(const struct afxdp_queue *q,
                           struct afxdp_xdp_stats *stats) noexcept
 {
-    return q->xdp_stats(stats);
+    return -q->xdp_stats(stats);
 }
 
 extern "C" void

@@ -190,7 +190,7 @@ afxdp_pool::create(uint32_t n_frames, size_t meta_size, int numa_node) noexcept
 
     // Whole cache lines per frame, from a page-aligned base: a packet's
     // metadata never shares a line with its neighbour's.
-    p->meta_size_ = (meta_size + 63) & ~size_t(63);
+    p->meta_size_ = afxdp::cache_line_round_up(meta_size);
     if (p->meta_size_) {
         auto meta = afxdp::Mapping::create(p->meta_size_ * n_frames,
                                            numa_node);
@@ -250,10 +250,10 @@ afxdp_pool::free_count() noexcept
 void
 afxdp_pool::put_from_app(const void *const *data, size_t n) noexcept
 {
-    uint32_t frames[32];
+    uint32_t frames[afxdp::kBurst];
 
     while (n > 0) {
-        uint32_t k = n < 32 ? uint32_t(n) : 32;
+        uint32_t k = n < afxdp::kBurst ? uint32_t(n) : afxdp::kBurst;
         for (uint32_t i = 0; i < k; i++) {
             frames[i] = frame_of(data[i]);
         }
@@ -299,7 +299,7 @@ afxdp_pool::acquire(uint32_t demand, size_t meta_size, int numa_node,
                     bool *created) noexcept
 {
     std::lock_guard<std::mutex> g(registry_mutex);
-    size_t line_meta = (meta_size + 63) & ~size_t(63);
+    size_t line_meta = afxdp::cache_line_round_up(meta_size);
     *created = false;
     if (share) {
         for (afxdp_pool *p : registry) {

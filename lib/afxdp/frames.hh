@@ -2,7 +2,7 @@
 //
 // Mapping owns the page-aligned area the kernel registers as a UMEM.
 // FrameStack is the LIFO of free frame numbers (unsynchronized, so it can be
-// tested alone).  Frames ties them together with a lock, the caller's
+// tested alone).  afxdp_pool ties them together with a lock, the caller's
 // per-frame metadata and the rule that lets a closed queue's memory live
 // until the last frame the caller holds comes back.
 #ifndef AFXDP_FRAMES_HH
@@ -19,6 +19,29 @@
 namespace afxdp {
 
 inline constexpr uint32_t kFrameSize = AFXDP_FRAME_SIZE;
+// Packets one call handles at most: OVS's NETDEV_MAX_BURST.
+inline constexpr uint32_t kBurst = 32;
+// Bytes in a CPU cache line (x86-64 and most arm64 cores).
+inline constexpr size_t kCacheLine = 64;
+
+// Rounds 'n' up to whole cache lines.
+constexpr size_t
+cache_line_round_up(size_t n)
+{
+    return (n + kCacheLine - 1) & ~(kCacheLine - 1);
+}
+
+// Tells the CPU that this thread is spinning on a lock or flag (a pause
+// hint where the CPU has one, otherwise nothing).
+inline void
+cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
 inline constexpr uint32_t kFrameShift = 12;
 inline constexpr size_t kHugePage = size_t(2) << 20;
 static_assert(1u << kFrameShift == kFrameSize, "frame size is 2^shift");
@@ -52,7 +75,7 @@ private:
 };
 
 // Free frame numbers, last in first out (the most recently used frame is
-// the most likely to be in cache).  Not thread-safe; Frames locks it.
+// the most likely to be in cache).  Not thread-safe; afxdp_pool locks it.
 class FrameStack {
 public:
     FrameStack() = default;
@@ -81,7 +104,7 @@ public:
     void lock() noexcept
     {
         while (flag_.test_and_set(std::memory_order_acquire)) {
-            __builtin_ia32_pause();
+            cpu_relax();
         }
     }
     void unlock() noexcept { flag_.clear(std::memory_order_release); }

@@ -24,8 +24,10 @@ constexpr uint32_t kMaxTxLen = kFrameSize - AFXDP_FRAME_HEADROOM
 // Fill the fill ring only when at least this many slots are free, so a
 // refill is never a syscall-free trickle of one or two frames.
 constexpr uint32_t kRefillMin = 32;
-// In copy mode the kernel transmits at most this many frames per sendto()
-// (TX_BATCH_SIZE: 16 before 5.13-ish, 32 after); we assume the smaller.
+// In copy mode the kernel transmits at most TX_BATCH_SIZE frames per
+// sendto(): 16 in older kernels, 32 in newer ones, unless
+// XDP_MAX_TX_SKB_BUDGET (6.17) sets it.  Counting how many retries a full
+// ring may need, we assume the smaller.
 constexpr uint32_t kKernelTxBatch = 16;
 // A deferred kick is paid before this many bursts wait behind it, and the
 // kernel is asked to send that many frames per sendto().
@@ -40,8 +42,6 @@ constexpr int kTxReserveTries = 4;
 // How much of each received frame's metadata to prefetch: what OVS's
 // dp_packet_use_afxdp() and pkt_metadata_init() write.
 constexpr size_t kMetaPrefetchBytes = 256;
-// Packets handled per internal burst.
-constexpr uint32_t kBurst = 32;
 // Completed frames a queue keeps for its next copies: two coalesced kicks'
 // worth (what one completion reap returns, and the sends before the
 // next), and never more than a quarter of a ring, so that a small UMEM's
@@ -86,7 +86,10 @@ TxKicker::kick_late() noexcept
     int err = 0;
     if (sendto(fd_, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0
         && errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
-        err = errno;
+        // No caller of a late kick can report it: counted here, shown in
+        // the queue's tx_kick_errors.
+        err = -errno;
+        late_kick_errors_.fetch_add(1, std::memory_order_relaxed);
     }
     state_.fetch_sub(1, std::memory_order_release);
     return err;
@@ -97,7 +100,7 @@ TxKicker::close() noexcept
 {
     state_.fetch_or(kClosed, std::memory_order_acq_rel);
     while (state_.load(std::memory_order_acquire) & ~kClosed) {
-        __builtin_ia32_pause();
+        cpu_relax();
     }
 }
 
@@ -452,7 +455,7 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
         const xdp_desc &d = rx_.at(first + i);
         uint32_t index = uint32_t(d.addr >> kFrameShift);
         uint8_t *meta = static_cast<uint8_t *>(pool_->meta(index));
-        for (size_t off = 0; off < prefetch_bytes; off += 64) {
+        for (size_t off = 0; off < prefetch_bytes; off += kCacheLine) {
             __builtin_prefetch(meta + off, 1, 3);
         }
         // And the packet's first line, which the caller parses next (OVS:
@@ -691,7 +694,7 @@ afxdp_queue::send_burst(const afxdp_tx_packet *pkts, uint32_t n,
         if (next_copy < have) {
             const afxdp_tx_packet &p = pkts[copies[next_copy++]];
             const uint8_t *d = static_cast<const uint8_t *>(p.data);
-            for (uint32_t off = 0; off < p.len; off += 64) {
+            for (uint32_t off = 0; off < p.len; off += kCacheLine) {
                 __builtin_prefetch(d + off, 0, 3);
             }
         }
@@ -795,6 +798,7 @@ afxdp_queue::stats() const noexcept
 {
     afxdp_queue_stats s = stats_;
     s.tx_kicks_late = kicker_ ? kicker_->late_kicks() : 0;
+    s.tx_kick_errors += kicker_ ? kicker_->late_kick_errors() : 0;
     return s;
 }
 
@@ -819,7 +823,7 @@ afxdp_queue::xdp_stats(afxdp_xdp_stats *out) const noexcept
     socklen_t len = sizeof st;
     *out = {};
     if (getsockopt(fd(), SOL_XDP, XDP_STATISTICS, &st, &len)) {
-        return errno;
+        return -errno;
     }
     uint64_t raw[6] = {};
     std::memcpy(raw, &st, len < sizeof raw ? len : sizeof raw);

@@ -73,7 +73,8 @@ public:
     }
 
     // From any thread: one sendto() unless the socket is closing.  Counts
-    // as a late kick.  Returns the errno of a failed sendto(), 0 if none.
+    // as a late kick, and a failure of it as a late kick error.  Returns 0
+    // or the failed sendto()'s negative errno.
     int kick_late() noexcept;
     // The queue is closing its socket: waits for a kick in progress and
     // makes every later one a no-op.
@@ -81,6 +82,10 @@ public:
     uint64_t late_kicks() const noexcept
     {
         return late_kicks_.load(std::memory_order_relaxed);
+    }
+    uint64_t late_kick_errors() const noexcept
+    {
+        return late_kick_errors_.load(std::memory_order_relaxed);
     }
 
 private:
@@ -90,6 +95,7 @@ private:
     std::atomic<uint32_t> state_{0};     // Kicks under way, | kClosed.
     std::atomic<bool> owed_{false};
     std::atomic<uint64_t> late_kicks_{0};
+    std::atomic<uint64_t> late_kick_errors_{0};
     int fd_;
 };
 
@@ -136,7 +142,7 @@ public:
     const char *need_wakeup_reason() const noexcept { return nw_reason_; }
     bool zero_copy_confirmed() const noexcept;
     afxdp_queue_stats stats() const noexcept;
-    int xdp_stats(afxdp_xdp_stats *) const noexcept;
+    int xdp_stats(afxdp_xdp_stats *) const noexcept;   // 0 or -errno.
     void frame_counts(afxdp_frame_counts *) noexcept;
     void wakeup_flags(bool *fill, bool *tx) const noexcept;
 
