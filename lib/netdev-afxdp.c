@@ -784,16 +784,26 @@ netdev_afxdp_get_custom_stats(const struct netdev *netdev,
 /* ovs-appctl afxdp/show [PORT].                                      */
 /* ------------------------------------------------------------------ */
 
-/* Where the frames of UMEM 'umem_id' are, over every queue of every port
- * that shares it: they must add up to its total. */
+/* Where the frames of one UMEM are, over every queue of every port that
+ * shares it: free + in_kernel + kept + in_ovs = total. */
+struct afxdp_umem_frames {
+    uint32_t umem_id;
+    uint32_t total;
+    uint32_t free;                  /* In the UMEM's pool. */
+    uint64_t in_kernel;             /* In fill, RX, TX or completion rings. */
+    uint64_t kept;                  /* Kept by queues for their next sends. */
+    uint32_t in_ovs;                /* Held by OVS as packets. */
+};
+
 static void
-afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
+afxdp_count_umem_frames(uint32_t umem_id, struct afxdp_umem_frames *out)
     OVS_REQUIRES(afxdp_ports_mutex)
 {
-    uint64_t in_kernel = 0, kept = 0;
     struct afxdp_frame_counts f = { .total = 0 };
     struct afxdp_port *port;
 
+    memset(out, 0, sizeof *out);
+    out->umem_id = umem_id;
     HMAP_FOR_EACH (port, node, &afxdp_ports) {
         struct afxdp_dev_info info;
 
@@ -806,14 +816,27 @@ afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
         }
         for (unsigned i = 0; i < info.n_queues; i++) {
             afxdp_queue_get_frames(afxdp_dev_queue(port->core, i), &f);
-            in_kernel += f.fill + f.tx;
-            kept += f.tx_kept;
+            out->in_kernel += f.fill + f.tx;
+            out->kept += f.tx_kept;
         }
     }
+    /* The pool-wide counts are the same from any of its queues. */
+    out->total = f.total;
+    out->free = f.free;
+    out->in_ovs = f.in_app;
+}
+
+static void
+afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    struct afxdp_umem_frames u;
+
+    afxdp_count_umem_frames(umem_id, &u);
     ds_put_format(s, "  UMEM %"PRIu32" frames: total %"PRIu32", free %"PRIu32
                   ", in kernel rings %"PRIu64", kept for sending %"PRIu64
                   ", in OVS %"PRIu32"\n",
-                  umem_id, f.total, f.free, in_kernel, kept, f.in_app);
+                  u.umem_id, u.total, u.free, u.in_kernel, u.kept, u.in_ovs);
 }
 
 static void
@@ -917,6 +940,42 @@ afxdp_unixctl_show(struct unixctl_conn *conn, int argc, const char *argv[],
     ds_destroy(&s);
 }
 
+/* ovs-appctl afxdp/frames PORT: the port's UMEM frame counts, for scripts
+ * and tests, in one line of key=value pairs whose keys never change:
+ * umem_id, total, free, in_kernel, kept, in_ovs. */
+static void
+afxdp_unixctl_frames(struct unixctl_conn *conn, int argc OVS_UNUSED,
+                     const char *argv[], void *aux OVS_UNUSED)
+{
+    struct afxdp_umem_frames u;
+    struct afxdp_port *port;
+    char *reply = NULL;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    HMAP_FOR_EACH (port, node, &afxdp_ports) {
+        if (port->core && !strcmp(argv[1], netdev_get_name(port->netdev))) {
+            struct afxdp_dev_info info;
+
+            afxdp_dev_get_info(port->core, &info);
+            afxdp_count_umem_frames(info.umem_id, &u);
+            reply = xasprintf("umem_id=%"PRIu32" total=%"PRIu32
+                              " free=%"PRIu32" in_kernel=%"PRIu64
+                              " kept=%"PRIu64" in_ovs=%"PRIu32"\n",
+                              u.umem_id, u.total, u.free, u.in_kernel,
+                              u.kept, u.in_ovs);
+            break;
+        }
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+
+    if (reply) {
+        unixctl_command_reply(conn, reply);
+    } else {
+        unixctl_command_reply_error(conn, "no such running afxdp port");
+    }
+    free(reply);
+}
+
 int
 netdev_afxdp_init(void)
 {
@@ -927,6 +986,8 @@ netdev_afxdp_init(void)
         afxdp_set_log_handler(core_log, AFXDP_LOG_DBG);
         unixctl_command_register("afxdp/show", "[port]", 0, 1,
                                  afxdp_unixctl_show, NULL);
+        unixctl_command_register("afxdp/frames", "port", 1, 1,
+                                 afxdp_unixctl_frames, NULL);
         ovsthread_once_done(&once);
     }
     return 0;
