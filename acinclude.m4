@@ -118,6 +118,7 @@ AC_DEFUN([AFXDP_CHECK_OVS_FEATURES], [
                $afxdp_probe/configure.ac 2>/dev/null`
   if test -z "$OVS_VERSION" || test ! -f $afxdp_probe/lib/netdev-linux.c; then
     AC_MSG_RESULT([unknown])
+    rm -rf $afxdp_probe
     AC_MSG_ERROR([$OVS_SOURCE does not look like an Open vSwitch source
 tree (no configure.ac that names openvswitch, or no
 lib/netdev-linux.c).])

@@ -328,16 +328,18 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
     }
 }
 
+/* Opens the port's sockets on interface 'ifindex', its UMEM on NUMA node
+ * 'numa_node' (-1: anywhere). */
 static int
 afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
-                int ifindex)
+                int ifindex, int numa_node)
     OVS_REQUIRES(dev->mutex, afxdp_ports_mutex)
 {
     struct netdev *netdev = &dev->up;
     struct afxdp_dev_config cfg = {
         .ifname = netdev_get_name(netdev),
         .port = port->applied,
-        .numa_node = -1,
+        .numa_node = numa_node,
         .frame_meta_size = afxdp_frame_meta_size(),
         /* afxdp-nonpmd ports are polled by the main thread, which sleeps
          * between polls: what it receives must be kicked at once. */
@@ -347,12 +349,6 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     struct afxdp_dev_info info;
     char err[512];
     int error;
-
-    if (ovs_numa_get_n_numas() > 1) {
-        int numa_id = netdev_get_numa_id(netdev);
-
-        cfg.numa_node = numa_id == NETDEV_NUMA_UNSPEC ? -1 : numa_id;
-    }
 
     free(port->open_error);
     port->open_error = NULL;
@@ -397,8 +393,15 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     struct afxdp_port *port;
-    /* Before our locks: netdev-linux takes dev->mutex for it. */
+    /* Before our locks: netdev-linux takes dev->mutex for both (an
+     * error-checking mutex: taking it twice aborts). */
     int ifindex = netdev_get_ifindex(netdev);
+    int numa_node = -1;
+    if (ovs_numa_get_n_numas() > 1) {
+        int numa_id = netdev_get_numa_id(netdev);
+
+        numa_node = numa_id == NETDEV_NUMA_UNSPEC ? -1 : numa_id;
+    }
 
     ovs_mutex_lock(&afxdp_ports_mutex);
     ovs_mutex_lock(&dev->mutex);
@@ -416,7 +419,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     VLOG_INFO("%s: Setting XDP mode to %s.", netdev_get_name(netdev),
               afxdp_mode_name(port->applied.mode));
 
-    if (afxdp_port_open(dev, port, ifindex)) {
+    if (afxdp_port_open(dev, port, ifindex, numa_node)) {
         /* An error here would make OVS's datapath remove the port, and the
          * bridge add it back, failing again, forever.  The port stays in
          * the datapath without sockets (receiving nothing, dropping what
