@@ -1,8 +1,10 @@
 /*
  * ovs-afxdp: the AF_XDP netdev functions OVS's netdev-linux.c wires into
- * netdev_afxdp_class and netdev_afxdp_nonpmd_class.  Same declarations as
- * Open vSwitch 3.1's header of this name, plus netdev_afxdp_get_status(),
- * which ovs-patches/netdev-linux-afxdp-status.patch hooks into the classes.
+ * netdev_afxdp_class and netdev_afxdp_nonpmd_class.  The declarations of
+ * every OVS version's header of this name (3.1 to main): OVS 3.3+ calls
+ * netdev_afxdp_get_status() itself, older ones through
+ * ovs-patches/netdev-linux-afxdp-get-status.patch, and only older ones
+ * call netdev_afxdp_init() (it also runs from construct).
  * The implementation is lib/netdev-afxdp.c, over the C++ core in lib/afxdp/.
  */
 #ifndef NETDEV_AFXDP_H

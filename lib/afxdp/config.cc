@@ -25,7 +25,7 @@ int
 parse_n_queues(const char *ifname, const char *s, unsigned *n, char *err,
                size_t errlen) noexcept
 {
-    char why[160];
+    char why[256];
     if (afxdp_parse_uint(s, 1, 0xffffffffu, n, why, sizeof why)) {
         return option_error(ifname, "n_rxq", why, err, errlen);
     }
@@ -53,7 +53,7 @@ int
 parse_need_wakeup(const char *ifname, const char *ours, const char *ovs,
                   bool *value, char *err, size_t errlen) noexcept
 {
-    char why[160];
+    char why[256];
     bool a = true, b = true;
     if (ours && afxdp_parse_bool(ours, &a, why, sizeof why)) {
         return option_error(ifname, "use_need_wakeup", why, err, errlen);
@@ -79,7 +79,7 @@ parse_sharing(const char *ifname, const char *s, afxdp_sharing *sharing,
               char *err, size_t errlen) noexcept
 {
     bool share;
-    char why[160];
+    char why[256];
     if (!strcasecmp(s, "auto")) {
         *sharing = AFXDP_SHARE_AUTO;
     } else if (!afxdp_parse_bool(s, &share, why, sizeof why)) {
@@ -114,7 +114,7 @@ afxdp_port_config_parse(const char *ifname, afxdp_option_lookup *lookup,
     afxdp_port_config cfg;
     afxdp_port_config_default(&cfg);
     auto get = [&](const char *key) { return lookup(aux, key); };
-    char why[160];
+    char why[256];
     const char *s;
 
     if ((s = get("n_rxq")) && parse_n_queues(ifname, s, &cfg.n_queues, err,
