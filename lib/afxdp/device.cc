@@ -145,6 +145,7 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
                     size_t whylen) noexcept
 {
     const ModeSpec &spec = kModes[mode];
+    last_umem_failed_ = false;
     auto att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, prog_,
                                             spec.xdp_flags, why, whylen);
     if (!att.ok()) {
@@ -165,13 +166,16 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.ring_size = ring_size_;
         qc.pool = pool_.get();
         qc.memlock_charged = !have_cap_ipc_lock();
-        auto queue = afxdp_queue::create(qc, why, whylen, &last_umem_failed_);
+        auto queue = afxdp_queue::create(qc);
         if (!queue.ok()) {
+            const afxdp::QueueFailure &f = queue.error();
+            std::snprintf(why, whylen, "%s", f.why);
+            last_umem_failed_ = f.at_umem;
             for (unsigned i = 0; i < q; i++) {
                 queues_[i].reset();
             }
             attachment_ = afxdp::XdpAttachment();
-            return queue.error();
+            return f.error;
         }
         queues_[q] = queue.take();
         int err = prog_.add_socket(q, queues_[q]->fd());

@@ -3,7 +3,10 @@
 // happened.  This is struct afxdp_queue.
 //
 // The hot path is split the way DPDK's af_xdp driver does it: recv() =
-// refill + burst + wakeup; send() = reap + copy burst + kick.
+// refill + burst + wakeup (queue_rx.cc); send() = reap + bursts + kick
+// (queue_tx.cc).  Opening and closing are in queue.cc, what the queue
+// tells about itself in queue_stats.cc, the kicks a thread defers in
+// kick.cc.
 #ifndef AFXDP_QUEUE_HH
 #define AFXDP_QUEUE_HH
 
@@ -14,6 +17,7 @@
 #include "afxdp.h"
 #include "compat.hh"
 #include "frames.hh"
+#include "kick.hh"
 #include "ring.hh"
 #include "result.hh"
 
@@ -37,66 +41,15 @@ struct QueueConfig {
     bool memlock_charged;     // No CAP_IPC_LOCK: RLIMIT_MEMLOCK applies.
 };
 
-// The TX kick of one socket, as a thread that has deferred it holds it.
-//
-// In copy mode every sendto() costs a system call, and the kernel then
-// transmits the TX ring synchronously.  A PMD thread that sends a burst
-// received from one of our RX queues may leave the kick for a moment: the
-// next bursts from that RX queue are about to be sent too, and one
-// sendto() then carries them all (XDP_MAX_TX_SKB_BUDGET lets it).  The
-// thread owes the kick; it pays it when enough bursts wait, when the RX
-// queue it polls comes up empty, or after a few polls at the latest (see
-// queue.cc and afxdp_queue_send() in afxdp.h).  The thread keeps a reference to this object, not to the
-// queue, which may be closed meanwhile: close() waits for a kick in
-// progress and turns later ones into no-ops before the socket goes.
-class TxKicker {
-public:
-    explicit TxKicker(int fd) noexcept : fd_(fd) {}
-    TxKicker(const TxKicker &) = delete;
-    TxKicker &operator=(const TxKicker &) = delete;
-
-    void ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
-    void unref() noexcept
-    {
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            delete this;
-        }
-    }
-
-    // A thread now owes this kick.
-    void owe() noexcept { owed_.store(true, std::memory_order_relaxed); }
-    // The queue's own send kicked: nothing is owed any more.
-    void paid() noexcept { owed_.store(false, std::memory_order_relaxed); }
-    bool owed() const noexcept
-    {
-        return owed_.load(std::memory_order_relaxed);
-    }
-
-    // From any thread: one sendto() unless the socket is closing.  Counts
-    // as a late kick, and a failure of it as a late kick error.  Returns 0
-    // or the failed sendto()'s negative errno.
-    int kick_late() noexcept;
-    // The queue is closing its socket: waits for a kick in progress and
-    // makes every later one a no-op.
-    void close() noexcept;
-    uint64_t late_kicks() const noexcept
-    {
-        return late_kicks_.load(std::memory_order_relaxed);
-    }
-    uint64_t late_kick_errors() const noexcept
-    {
-        return late_kick_errors_.load(std::memory_order_relaxed);
-    }
-
-private:
-    ~TxKicker() = default;
-    static constexpr uint32_t kClosed = 1u << 31;
-    std::atomic<uint32_t> refs_{1};      // The queue's, and each debtor's.
-    std::atomic<uint32_t> state_{0};     // Kicks under way, | kClosed.
-    std::atomic<bool> owed_{false};
-    std::atomic<uint64_t> late_kicks_{0};
-    std::atomic<uint64_t> late_kick_errors_{0};
-    int fd_;
+// Why a queue could not be opened: one value, from the step that failed
+// to the device that decides what to try next.
+struct QueueFailure {
+    int error = 0;            // Negative errno.
+    bool at_umem = false;     // Registering the pool's memory as this
+                              // socket's UMEM is what failed (a kernel may
+                              // refuse memory another socket registered).
+    char why[200] = "";       // For the log: the step, and the kernel's
+                              // answer.
 };
 
 // libxdp's handles, deleted in the order the kernel needs.
@@ -113,12 +66,9 @@ struct afxdp_queue {
 public:
     // Creates the UMEM and the socket and fills the fill ring.  When the
     // kernel refuses XDP_USE_NEED_WAKEUP (EINVAL, as kernels before 5.4
-    // do), binds again without it and says so in 'nw_reason'.
-    // '*umem_failed' (if not NULL) tells whether registering the pool's
-    // memory as a UMEM is what failed.
-    static afxdp::Result<std::unique_ptr<afxdp_queue>> create(
-        const afxdp::QueueConfig &, char *why, size_t whylen,
-        bool *umem_failed = nullptr) noexcept;
+    // do), binds again without it and says so in need_wakeup_reason().
+    static afxdp::Result<std::unique_ptr<afxdp_queue>, afxdp::QueueFailure>
+    create(const afxdp::QueueConfig &) noexcept;
     ~afxdp_queue();
     afxdp_queue(const afxdp_queue &) = delete;
     afxdp_queue &operator=(const afxdp_queue &) = delete;
@@ -149,17 +99,37 @@ public:
 private:
     afxdp_queue() = default;
 
+    // Setup (queue.cc).
+    int bind_socket(const afxdp::QueueConfig &, uint16_t bind_flags,
+                    afxdp::QueueFailure *) noexcept;
+    int bind_with_retries(const afxdp::QueueConfig &,
+                          afxdp::QueueFailure *) noexcept;
+    void setup_coalescing(const afxdp::QueueConfig &) noexcept;
+
+    // Receive side (queue_rx.cc).
     void refill(unsigned *events) noexcept;
     void rx_wakeup_if_needed(unsigned *events, int *error) noexcept;
-    uint32_t reserve_tx(uint32_t n, uint32_t *first, unsigned *events,
-                        int *error) noexcept;
+
+    // Send side (queue_tx.cc).  A burst goes through sort_burst() (in
+    // place, to copy, or dropped), take_copy_frames(), reserve_burst()
+    // (ring slots; the tail is dropped if the ring stays full) and
+    // write_burst().
+    struct Burst;
     size_t send_burst(const afxdp_tx_packet *pkts, uint32_t n,
                       unsigned *events, int *error) noexcept;
+    void sort_burst(const afxdp_tx_packet *pkts, uint32_t n,
+                    Burst *) noexcept;
+    void take_copy_frames(Burst *, unsigned *events) noexcept;
+    uint32_t reserve_burst(Burst *, uint32_t *first, unsigned *events,
+                           int *error) noexcept;
+    void write_burst(const afxdp_tx_packet *pkts, const Burst &,
+                     uint32_t first) noexcept;
+    uint32_t reserve_tx(uint32_t n, uint32_t *first, unsigned *events,
+                        int *error) noexcept;
     void kick_tx(unsigned *events, int *error) noexcept;
     void kick_or_defer(unsigned *events, int *error) noexcept;
     void reap_completions(unsigned *events) noexcept;
     uint32_t take_kept(uint32_t n, uint32_t *out) noexcept;
-    void setup_coalescing(const afxdp::QueueConfig &) noexcept;
 
     // The destructor closes the socket, then the UMEM, then takes back
     // from the pool the frames the kernel held for this queue.

@@ -1649,6 +1649,38 @@ TEST_F(Coalescing, KickOwedToAnIdleThreadIsPaidByKickOwed)
     EXPECT_EQ(recv_once(q_, 32, &held), 0u);
 }
 
+TEST_F(Coalescing, AFailedLateKickIsCountedAndItsFramesLeaveLater)
+{
+    std::vector<afxdp_rx_frame> held;
+    from_peer(0, 4, &held);
+    send_back(q_, &held);
+    ASSERT_EQ(stats_of(q_).tx_kicks_deferred, 1u);
+    // The link goes down before the debt is paid: the late kick fails with
+    // ENETDOWN, on a thread that has no caller to tell.  The counter says
+    // it, and the frames wait in the TX ring.
+    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
+                                 + " link set " + net_.a() + " down"), "");
+    std::thread([&] { afxdp_queue_kick_owed(q_); }).join();
+    afxdp_queue_stats st = stats_of(q_);
+    EXPECT_EQ(st.tx_kicks_late, 1u);
+    EXPECT_EQ(st.tx_kick_errors, 1u);
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q_, &c);
+    EXPECT_EQ(c.tx, 4u);
+    expect_frames_add_up(q_, 0);
+
+    // Up again: this thread's own debt, paid when its RX queue comes up
+    // empty, sends them.
+    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
+                                 + " link set " + net_.a() + " up"), "");
+    EXPECT_EQ(recv_once(q_, 32, &held), 0u);
+    peer_gets(0, 4);
+    st = stats_of(q_);
+    EXPECT_EQ(st.tx_kicks_late, 2u);
+    EXPECT_EQ(st.tx_kick_errors, 1u);
+    expect_frames_add_up(q_, 0);
+}
+
 TEST_F(Coalescing, WhatANonBusyPollerReceivesIsKickedAtOnce)
 {
     afxdp_dev_config cfg = coalescing_config(net_.a());
