@@ -295,6 +295,17 @@ expect_frames_add_up(afxdp_queue *q, uint32_t in_app)
     EXPECT_EQ(c.rx_ring + c.fill_ring, c.fill);
 }
 
+// 'n' frames wait in the queue's TX ring (or its completion ring), and
+// every frame is accounted for, none with the caller.
+void
+expect_waiting_to_send(afxdp_queue *q, uint32_t n)
+{
+    afxdp_frame_counts c;
+    afxdp_queue_get_frames(q, &c);
+    EXPECT_EQ(c.tx, n);
+    expect_frames_add_up(q, 0);
+}
+
 // Receives until 'want' test frames arrived or about 2 s passed.  Test
 // frames are appended to 'held' and stay with the caller; anything else
 // goes straight back to the pool.
@@ -733,10 +744,7 @@ TEST_F(Veth, SendOnALinkDownIsAnErrorAndFramesWaitForIt)
     afxdp_queue_stats st;
     afxdp_queue_get_stats(q, &st);
     EXPECT_GT(st.tx_kick_errors, 0u);
-    afxdp_frame_counts c;
-    afxdp_queue_get_frames(q, &c);
-    EXPECT_EQ(c.tx, 8u);
-    expect_frames_add_up(q, 0);
+    expect_waiting_to_send(q, 8);
 
     ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
                                  + " link set " + net_.a() + " up"), "");
@@ -747,9 +755,7 @@ TEST_F(Veth, SendOnALinkDownIsAnErrorAndFramesWaitForIt)
     EXPECT_EQ(afxdp_queue_send(q, numbered.pkts.data(), 1, &events, &error),
               0u);
     EXPECT_EQ(error, 0) << std::strerror(error);
-    afxdp_queue_get_frames(q, &c);
-    EXPECT_EQ(c.tx, 0u);
-    expect_frames_add_up(q, 0);
+    expect_waiting_to_send(q, 0);
 }
 
 TEST_F(Veth, SendAfterTheDeviceIsGoneIsAnError)
@@ -1664,10 +1670,7 @@ TEST_F(Coalescing, AFailedLateKickIsCountedAndItsFramesLeaveLater)
     afxdp_queue_stats st = stats_of(q_);
     EXPECT_EQ(st.tx_kicks_late, 1u);
     EXPECT_EQ(st.tx_kick_errors, 1u);
-    afxdp_frame_counts c;
-    afxdp_queue_get_frames(q_, &c);
-    EXPECT_EQ(c.tx, 4u);
-    expect_frames_add_up(q_, 0);
+    expect_waiting_to_send(q_, 4);
 
     // Up again: this thread's own debt, paid when its RX queue comes up
     // empty, sends them.
