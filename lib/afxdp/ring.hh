@@ -67,6 +67,9 @@ public:
         return static_cast<Slot *>(m_.slots)[idx & mask_];
     }
 
+    // Takes back the last 'n' slots reserved and not yet submitted.
+    void cancel(uint32_t n) noexcept { cached_prod_ -= n; }
+
     // Publishes everything reserved so far.
     void submit() noexcept
     {
@@ -141,6 +144,10 @@ public:
     {
         return static_cast<const Slot *>(m_.slots)[idx & mask_];
     }
+
+    // Puts back the last 'n' entries peeked and not yet released: the next
+    // peek returns them again.
+    void unpeek(uint32_t n) noexcept { cached_cons_ -= n; }
 
     // Hands back to the producer every slot peeked so far.
     void release() noexcept

@@ -261,6 +261,50 @@ TEST(Ring, ConsumerReleasesEverythingPeekedAtOnce)
     EXPECT_EQ(comp.backlog(), 1u);
 }
 
+TEST(Ring, ConsumerUnpeeksTheTailItCannotUseYet)
+{
+    FakeRing<xdp_desc> k(8, UINT32_MAX - 2);
+    RxRing rx(k.memory());
+    uint32_t first;
+
+    for (uint32_t i = 0; i < 5; i++) {
+        k.slot(UINT32_MAX - 2 + i).addr = uint64_t(i) << 12;
+    }
+    k.producer = UINT32_MAX - 2 + 5;
+    ASSERT_EQ(rx.peek(8, &first), 5u);
+    // The last two are, say, the first frames of a packet whose last
+    // frame is not there yet: take three, leave two.
+    rx.unpeek(2);
+    rx.release();
+    EXPECT_EQ(k.consumer, UINT32_MAX - 2 + 3);
+    EXPECT_EQ(rx.backlog(), 2u);
+    ASSERT_EQ(rx.peek(8, &first), 2u);
+    EXPECT_EQ(rx.at(first).addr, 3u << 12);
+    EXPECT_EQ(rx.at(first + 1).addr, 4u << 12);
+    rx.release();
+    EXPECT_EQ(k.consumer, k.producer);
+}
+
+TEST(Ring, ProducerCancelsWhatItReservedAndDidNotSubmit)
+{
+    FakeRing<xdp_desc> k(8);
+    TxRing tx(k.memory());
+    uint32_t first;
+
+    ASSERT_EQ(tx.reserve(2, &first), 2u);
+    tx.submit();
+    ASSERT_EQ(tx.reserve(3, &first), 3u);
+    EXPECT_EQ(first, 2u);
+    // Not all of a packet's frames found room: give the slots back.
+    tx.cancel(3);
+    tx.submit();
+    EXPECT_EQ(k.producer, 2u);
+    EXPECT_EQ(tx.pending(), 2u);
+    ASSERT_EQ(tx.reserve(6, &first), 6u);
+    EXPECT_EQ(first, 2u) << "the cancelled slots are reserved again";
+    EXPECT_EQ(tx.free_slots(1), 0u);
+}
+
 TEST(Ring, PendingCountsWhatTheKernelHasNotTaken)
 {
     FakeRing<uint64_t> k(8);
