@@ -49,10 +49,21 @@ afxdp_pool_init_packets(struct afxdp_pool *pool, unsigned n_frames)
 }
 
 struct dp_packet *
-afxdp_packet_from_frame(const struct afxdp_rx_frame *frame)
+afxdp_packet_from_frame(struct afxdp_pool *pool,
+                        const struct afxdp_rx_frame *frame)
 {
     struct dp_packet_afxdp *xpacket = frame->meta;
     struct dp_packet *packet = &xpacket->packet;
+
+    if (OVS_UNLIKELY(frame->n_frames > 1)) {
+        /* A packet of several frames (multi-buffer): OVS's packets are one
+         * buffer, so it gets one of its own, with our headroom. */
+        packet = dp_packet_new_with_headroom(frame->len,
+                                             AFXDP_FRAME_HEADROOM);
+        afxdp_rx_gather(pool, frame, dp_packet_data(packet));
+        dp_packet_set_size(packet, frame->len);
+        return packet;
+    }
 
     /* The packet may grow into the UMEM headroom in front of it (tunnel
      * push), and up to the end of its frame. */

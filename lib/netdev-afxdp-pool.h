@@ -26,8 +26,11 @@ size_t afxdp_frame_meta_size(void);
 /* Prepares the dp_packet of every frame of 'pool' ('n_frames' frames). */
 void afxdp_pool_init_packets(struct afxdp_pool *pool, unsigned n_frames);
 
-/* The dp_packet for a frame just received (its metadata is the packet). */
-struct dp_packet *afxdp_packet_from_frame(const struct afxdp_rx_frame *);
+/* The dp_packet for a packet just received on a queue of 'pool': the
+ * frame's metadata, or for a packet of several frames (see struct
+ * afxdp_rx_frame) a copy, its frames given back. */
+struct dp_packet *afxdp_packet_from_frame(struct afxdp_pool *pool,
+                                          const struct afxdp_rx_frame *);
 
 /* The pool whose frame holds 'packet', or NULL if it is not in a UMEM. */
 const struct afxdp_pool *afxdp_packet_pool(const struct dp_packet *);

@@ -256,6 +256,11 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
             smap_add(smap, "coalesce_tx_kicks_reason",
                      info.coalesce_tx_kicks_reason);
         }
+        smap_add(smap, "multi_buffer", info.multi_buffer ? "true" : "false");
+        if (info.multi_buffer_reason[0]) {
+            smap_add(smap, "multi_buffer_reason", info.multi_buffer_reason);
+        }
+        smap_add_format(smap, "max_mtu", "%u", info.max_mtu);
         smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
         smap_add(smap, "xdp_prog_attached",
                  info.prog_attached ? "true" : "false");
@@ -396,7 +401,10 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     /* Before our locks: netdev-linux takes dev->mutex for both (an
      * error-checking mutex: taking it twice aborts). */
     int ifindex = netdev_get_ifindex(netdev);
+    int mtu = 0;
     int numa_node = -1;
+
+    netdev_get_mtu(netdev, &mtu);
     if (ovs_numa_get_n_numas() > 1) {
         int numa_id = netdev_get_numa_id(netdev);
 
@@ -409,7 +417,8 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
 
     if (port->ifindex == ifindex && dev->xsks
         && !afxdp_port_config_needs_reopen(&port->applied,
-                                           &port->requested)) {
+                                           &port->requested)
+        && afxdp_dev_takes_mtu(port->core, mtu)) {
         goto out;
     }
 
@@ -528,17 +537,23 @@ netdev_afxdp_rxq_destruct(struct netdev_rxq *rxq OVS_UNUSED)
 int
 netdev_afxdp_verify_mtu_size(const struct netdev *netdev, int mtu)
 {
-    /* A frame holds the XDP headroom, our headroom and the packet with a
-     * VLAN header; generic mode checks none of this, so we do. */
-    int max_mtu = (AFXDP_FRAME_SIZE - AFXDP_FRAME_HEADROOM
-                   - AFXDP_XDP_HEADROOM - VLAN_ETH_HEADER_LEN);
+    /* Generic mode checks nothing of this, so we do: the core knows the
+     * limit (one frame per packet, or a jumbo frame in several where the
+     * kernel has multi-buffer AF_XDP). */
+    const char *why = "";
+    unsigned max_mtu = afxdp_max_mtu(&why);
 
-    if (mtu > max_mtu) {
+    if (mtu > AFXDP_MAX_MTU_ONE_FRAME) {
+        /* The port's sockets may have been opened without multi-buffer
+         * (a zero-copy driver without it): reconfiguration reopens them
+         * if so, with the new MTU. */
+        netdev_request_reconfigure(CONST_CAST(struct netdev *, netdev));
+    }
+    if (mtu > 0 && (unsigned) mtu > max_mtu) {
         /* Say why: OVS itself only reports EINVAL. */
-        VLOG_WARN_RL(&rl, "%s: MTU %d is above the AF_XDP limit of %d "
-                     "(one %d-byte UMEM frame per packet).",
+        VLOG_WARN_RL(&rl, "%s: MTU %d is above the AF_XDP limit of %u%s%s.",
                      netdev_get_name(netdev), mtu, max_mtu,
-                     AFXDP_FRAME_SIZE);
+                     why[0] ? ": " : "", why);
         return EINVAL;
     }
     return 0;
@@ -604,8 +619,9 @@ netdev_afxdp_rxq_recv(struct netdev_rxq *rxq_, struct dp_packet_batch *batch,
     if (!n) {
         return EAGAIN;
     }
-    for (size_t i = 0; i < n; i++) {
-        dp_packet_batch_add(batch, afxdp_packet_from_frame(&frames[i]));
+    for (size_t i = 0; i < n; i += frames[i].n_frames) {
+        dp_packet_batch_add(batch,
+                            afxdp_packet_from_frame(xsk->pool, &frames[i]));
     }
     return 0;
 }
@@ -869,6 +885,10 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
                   info.coalesce_tx_kicks_in_use ? "true" : "false",
                   info.coalesce_tx_kicks_reason[0] ? ": " : "",
                   info.coalesce_tx_kicks_reason);
+    ds_put_format(s, "  multi-buffer: in use %s, max MTU %u%s%s\n",
+                  info.multi_buffer ? "true" : "false", info.max_mtu,
+                  info.multi_buffer_reason[0] ? ": " : "",
+                  info.multi_buffer_reason);
     ds_put_format(s, "  queues: %u, ring size %u, UMEM frames %u (%u KiB) "
                   "per queue\n", info.n_queues, info.ring_size,
                   info.n_frames, info.n_frames * (AFXDP_FRAME_SIZE / 1024));
@@ -897,14 +917,14 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
                       ", tx/completion %"PRIu32", kept for sending %"PRIu32
                       "\n", f.fill_ring, f.rx_ring, f.tx, f.tx_kept);
 #define AFXDP_STAT(NAME) \
-        ds_put_format(s, "    %-26s %"PRIu64"\n", #NAME ":", qs.NAME);
+        ds_put_format(s, "    %-28s %"PRIu64"\n", #NAME ":", qs.NAME);
         AFXDP_QUEUE_STATS
 #undef AFXDP_STAT
         if (!afxdp_queue_get_xdp_stats(q, &xs)) {
             unsigned k = 0;
 #define AFXDP_STAT(NAME)                                                    \
             if (k++ < xs.n_valid) {                                         \
-                ds_put_format(s, "    %-26s %"PRIu64"\n", "xdp_" #NAME ":", \
+                ds_put_format(s, "    %-28s %"PRIu64"\n", "xdp_" #NAME ":", \
                               xs.NAME);                                     \
             }
             AFXDP_XDP_STATS

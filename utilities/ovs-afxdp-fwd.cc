@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "afxdp.h"
 
@@ -132,6 +133,10 @@ main(int argc, char **argv)
     afxdp_rx_frame frames[kBurst];
     afxdp_tx_packet pkts[kBurst];
     const void *done[kBurst];
+    // Packets of several frames (multi-buffer) are gathered here, one
+    // buffer per packet of a burst, and sent copied.
+    const size_t kGatherMax = 65536;
+    std::vector<uint8_t> gathered(kBurst * kGatherMax);
     unsigned long long forwarded = 0, dropped = 0;
     auto start = Clock::now();
     auto end = start + std::chrono::duration<double>(seconds);
@@ -147,17 +152,30 @@ main(int argc, char **argv)
         if (!n) {
             continue;
         }
-        for (size_t i = 0; i < n; i++) {
-            pkts[i].data = frames[i].data;
-            pkts[i].len = frames[i].len;
-            pkts[i].pool = pool;
-            done[i] = frames[i].data;
+        size_t n_pkts = 0, n_done = 0;
+        for (size_t i = 0; i < n; i += frames[i].n_frames) {
+            afxdp_tx_packet &p = pkts[n_pkts];
+            if (frames[i].n_frames > 1 && frames[i].len <= kGatherMax) {
+                uint8_t *buf = &gathered[n_pkts * kGatherMax];
+                afxdp_rx_gather(pool, &frames[i], buf);
+                p = {buf, frames[i].len, nullptr};
+            } else if (frames[i].n_frames > 1) {
+                for (uint32_t k = 0; k < frames[i].n_frames; k++) {
+                    afxdp_pool_put(pool, frames[i + k].data);
+                }
+                dropped++;
+                continue;
+            } else {
+                p = {frames[i].data, frames[i].len, pool};
+                done[n_done++] = frames[i].data;
+            }
+            n_pkts++;
         }
-        dropped += afxdp_queue_send(txq, pkts, n, &events, &error);
+        dropped += afxdp_queue_send(txq, pkts, n_pkts, &events, &error);
         if (!taken) {
-            afxdp_pool_put_n(pool, done, n);
+            afxdp_pool_put_n(pool, done, n_done);
         }
-        forwarded += n;
+        forwarded += n_pkts;
     }
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf("forwarded %llu %.3f %.3f dropped %llu\n", forwarded, secs,

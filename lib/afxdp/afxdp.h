@@ -44,6 +44,16 @@ extern "C" {
 #define AFXDP_MAX_FRAMES 262144      /* Largest umem_frames (1 GiB). */
 #define AFXDP_COALESCED_BURSTS 4     /* Bursts of 32 one coalesced TX kick
                                       * may carry. */
+/* The largest MTU a port takes: a packet in one frame (after the headroom
+ * and a VLAN Ethernet header), or, with multi-buffer AF_XDP in use
+ * (Linux 6.6), a jumbo frame in several. */
+#define AFXDP_MAX_MTU_ONE_FRAME (AFXDP_FRAME_SIZE - AFXDP_FRAME_HEADROOM \
+                                 - AFXDP_XDP_HEADROOM - 18)
+#define AFXDP_MAX_MTU_MULTI_BUFFER 9216
+/* With multi-buffer, the longest packet sent (in 16 frames): an interface
+ * whose MTU was set higher outside OVS (lo: 65536) carries packets up to
+ * this long. */
+#define AFXDP_MAX_MULTI_BUFFER_PACKET 65536
 
 /* ------------------------------------------------------------------ */
 /* Logging.                                                           */
@@ -101,6 +111,14 @@ int afxdp_parse_ring_size(const char *s, unsigned *value,
 /* The number of RX queues the kernel device 'ifname' has now, or 0 if
  * that cannot be told (no such device, no sysfs). */
 unsigned afxdp_device_rx_queues(const char *ifname) AFXDP_NOEXCEPT;
+
+/* The largest MTU an afxdp port may have on this kernel:
+ * AFXDP_MAX_MTU_MULTI_BUFFER where it knows multi-buffer AF_XDP, else
+ * AFXDP_MAX_MTU_ONE_FRAME, and then '*why' (unless 'why' is NULL) says
+ * why.  Asks the kernel once.  A port whose interface has an MTU above
+ * AFXDP_MAX_MTU_ONE_FRAME opens only in a mode where multi-buffer works
+ * (see afxdp_dev_open()). */
+unsigned afxdp_max_mtu(const char **why) AFXDP_NOEXCEPT;
 
 /* True if this build knows XDP_USE_NEED_WAKEUP. */
 bool afxdp_need_wakeup_supported(void) AFXDP_NOEXCEPT;
@@ -259,8 +277,20 @@ struct afxdp_dev_info {
     bool coalesce_tx_kicks_in_use;
     const char *coalesce_tx_kicks_reason;  /* Why they differ; "" if they
                                             * don't. */
+    bool multi_buffer;               /* Packets may span several frames
+                                      * (XDP_USE_SG bound, and our program
+                                      * takes them). */
+    const char *multi_buffer_reason; /* Why not, if not; "" if so. */
+    unsigned max_mtu;                /* AFXDP_MAX_MTU_MULTI_BUFFER with
+                                      * multi_buffer, else
+                                      * AFXDP_MAX_MTU_ONE_FRAME. */
 };
 void afxdp_dev_get_info(const struct afxdp_dev *, struct afxdp_dev_info *)
+    AFXDP_NOEXCEPT;
+
+/* True if the device, as open, takes packets of an 'mtu' (false: reopen it
+ * for that MTU, and the open chooses a mode with multi-buffer). */
+bool afxdp_dev_takes_mtu(const struct afxdp_dev *, unsigned mtu)
     AFXDP_NOEXCEPT;
 
 struct afxdp_queue *afxdp_dev_queue(struct afxdp_dev *, unsigned qid)
@@ -274,7 +304,20 @@ struct afxdp_rx_frame {
     uint32_t index;     /* Frame number in the pool. */
     void *meta;         /* The caller's metadata for this frame (see
                          * afxdp_pool_frame_meta()), already prefetched. */
+    uint32_t n_frames;  /* 1: the packet is this frame.  More (multi-buffer
+                         * only): the packet is this frame and the next
+                         * n_frames - 1 entries, 'len' is the whole
+                         * packet's length, and afxdp_rx_gather() copies it
+                         * out.  0: a frame that continues the packet of an
+                         * earlier entry ('len' is this frame's part). */
 };
+
+/* Copies the packet of 'head' (an entry with n_frames > 1, followed by its
+ * frames) to 'dst' (head->len bytes) and gives all its frames back to
+ * 'pool'. */
+void afxdp_rx_gather(struct afxdp_pool *pool,
+                     const struct afxdp_rx_frame *head, void *dst)
+    AFXDP_NOEXCEPT;
 
 /* Bits of the 'events' out-parameters: rare things worth counting. */
 enum {
@@ -288,11 +331,12 @@ enum {
     AFXDP_EV_CQ_EMPTY = 1 << 7,       /* Completion ring had nothing. */
 };
 
-/* Receives up to 'max' frames.  Returns how many (0: nothing now).  Refills
- * the fill ring first, and when nothing arrived and the kernel asked for it
- * (need_wakeup) wakes it with poll(timeout 0).  '*qfill', unless 'qfill'
- * is NULL, gets the frames still waiting in the RX ring.  '*error' gets an errno when an EV_*_ERR
- * event is set. */
+/* Receives up to 'max' frames, whole packets only (a packet of several
+ * frames is there with all of them, or not yet).  Returns how many entries
+ * (0: nothing now).  Refills the fill ring first, and when nothing arrived
+ * and the kernel asked for it (need_wakeup) wakes it with poll(timeout 0).
+ * '*qfill', unless 'qfill' is NULL, gets the frames still waiting in the
+ * RX ring.  '*error' gets an errno when an EV_*_ERR event is set. */
 size_t afxdp_queue_recv(struct afxdp_queue *, struct afxdp_rx_frame *,
                         size_t max, int *qfill, unsigned *events,
                         int *error) AFXDP_NOEXCEPT;
@@ -360,6 +404,11 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
 #define AFXDP_QUEUE_STATS                                                   \
     /* Packets handed to the caller by afxdp_queue_recv. */                 \
     AFXDP_STAT(rx_packets)                                                  \
+    /* Of those, packets in more than one frame (multi-buffer). */          \
+    AFXDP_STAT(rx_multi_frame)                                              \
+    /* Received packets dropped because they span more frames than one     \
+     * afxdp_queue_recv() may return. */                                    \
+    AFXDP_STAT(rx_dropped_too_many_frames)                                  \
     /* poll() calls made because the fill ring's need_wakeup flag was set   \
      * and the RX ring was empty. */                                        \
     AFXDP_STAT(rx_wakeups)                                                  \
@@ -375,6 +424,8 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     /* Of those, packets sent in place from a frame of the shared UMEM,     \
      * without a copy. */                                                   \
     AFXDP_STAT(tx_in_place)                                                 \
+    /* Of those, packets copied into more than one frame (multi-buffer). */ \
+    AFXDP_STAT(tx_multi_frame)                                              \
     /* afxdp_queue_send() calls that queued at least one packet. */         \
     AFXDP_STAT(tx_batches)                                                  \
     /* sendto() calls made to kick TX. */                                   \
@@ -399,8 +450,12 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     AFXDP_STAT(tx_dropped_ring_full)                                        \
     /* Packets dropped because no free UMEM frame was left. */              \
     AFXDP_STAT(tx_dropped_no_frames)                                        \
-    /* Packets dropped because they do not fit in a frame. */               \
+    /* Packets dropped because they do not fit in a frame (with            \
+     * multi-buffer: longer than AFXDP_MAX_MULTI_BUFFER_PACKET). */         \
     AFXDP_STAT(tx_dropped_too_long)                                         \
+    /* Of the drops for want of frames or of TX ring room, multi-frame      \
+     * packets (which need all their frames and slots at once). */          \
+    AFXDP_STAT(tx_multi_dropped)                                            \
     /* Frames returned by the completion ring. */                           \
     AFXDP_STAT(tx_completions)                                              \
     /* Frames copied into that the queue had kept from its own completions \

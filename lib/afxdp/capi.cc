@@ -49,6 +49,12 @@ afxdp_dev_get_info(const struct afxdp_dev *dev,
 }
 
 extern "C" bool
+afxdp_dev_takes_mtu(const struct afxdp_dev *dev, unsigned mtu) noexcept
+{
+    return dev && mtu <= dev->max_mtu();
+}
+
+extern "C" bool
 afxdp_dev_prog_attached(const struct afxdp_dev *dev) noexcept
 {
     return dev && dev->prog_attached();
@@ -96,6 +102,13 @@ extern "C" void *
 afxdp_pool_frame_meta(struct afxdp_pool *pool, uint32_t index) noexcept
 {
     return pool->meta(index);
+}
+
+extern "C" void
+afxdp_rx_gather(struct afxdp_pool *pool, const struct afxdp_rx_frame *head,
+                void *dst) noexcept
+{
+    pool->gather(head, static_cast<uint8_t *>(dst));
 }
 
 extern "C" void

@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <cstdint>
+#include <linux/bpf.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 
@@ -56,6 +57,28 @@ inline constexpr uint32_t kXdpOptionsZeroCopy = 0;
 inline constexpr int kSockoptMaxTxSkbBudget = XDP_MAX_TX_SKB_BUDGET;
 #else
 inline constexpr int kSockoptMaxTxSkbBudget = 9;
+#endif
+
+// Multi-buffer AF_XDP (Linux 6.6): the bind flag that lets one packet span
+// several frames, and the descriptor option that says "the next descriptor
+// continues this packet".  Older uapi headers lack the names; an older
+// kernel rejects the bind flag with EINVAL, which is how we tell.
+#ifdef XDP_USE_SG
+inline constexpr uint16_t kBindMultiBuffer = XDP_USE_SG;
+#else
+inline constexpr uint16_t kBindMultiBuffer = 1 << 4;
+#endif
+#ifdef XDP_PKT_CONTD
+inline constexpr uint32_t kDescContinues = XDP_PKT_CONTD;
+#else
+inline constexpr uint32_t kDescContinues = 1 << 0;
+#endif
+// An XDP program that handles packets in several buffers (Linux 5.18); a
+// driver gives a program without it only what fits in one.
+#ifdef BPF_F_XDP_HAS_FRAGS
+inline constexpr uint32_t kProgHasFrags = BPF_F_XDP_HAS_FRAGS;
+#else
+inline constexpr uint32_t kProgHasFrags = 1U << 5;
 #endif
 
 // The flags word of a ring that libxdp/libbpf set up, or nullptr where the

@@ -7,7 +7,9 @@
 #include <mutex>
 #include <net/if.h>
 #include <new>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,6 +34,21 @@ const ModeSpec kModes[AFXDP_MODE_N] = {
     {"native", XDP_COPY, XDP_FLAGS_DRV_MODE},
     {"generic", XDP_COPY, XDP_FLAGS_SKB_MODE},
 };
+
+// The interface's MTU now, or 0 if it cannot be read.
+unsigned
+interface_mtu(const char *ifname) noexcept
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return 0;
+    }
+    ifreq ifr = {};
+    std::strncpy(ifr.ifr_name, ifname, sizeof ifr.ifr_name - 1);
+    unsigned mtu = ioctl(fd, SIOCGIFMTU, &ifr) ? 0 : unsigned(ifr.ifr_mtu);
+    close(fd);
+    return mtu;
+}
 
 bool
 have_cap_ipc_lock() noexcept
@@ -160,6 +177,11 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.bind_flags = spec.bind_flags;
         qc.zero_copy_mode = mode == AFXDP_MODE_NATIVE_ZC;
         qc.use_need_wakeup = cfg.port.use_need_wakeup;
+        // Packets of several frames only reach a socket through a program
+        // that takes them.
+        qc.multi_buffer = prog_.has_frags();
+        qc.mtu_needs_multi_buffer = mtu_ > AFXDP_MAX_MTU_ONE_FRAME
+                                    ? mtu_ : 0;
         qc.in_place_copy_mode = cfg.port.sharing == AFXDP_SHARE_IN_PLACE;
         qc.coalesce_kicks = cfg.port.coalesce_tx_kicks;
         qc.busy_polled = cfg.busy_polled;
@@ -234,6 +256,9 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     // Each socket registers the whole pool as its UMEM.
     ensure_memlock(d->pool_.get()->area_size() * cfg.port.n_queues);
 
+    // A packet longer than one frame needs multi-buffer: an MTU above
+    // that rules out every mode where it does not work.
+    d->mtu_ = interface_mtu(cfg.ifname);
     auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
     if (!prog.ok()) {
         std::snprintf(err, errlen, "%s: loading the XDP program failed: %s",
@@ -241,6 +266,13 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
         return R::failure(prog.error());
     }
     d->prog_ = prog.take();
+    if (d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME && !d->prog_.has_frags()) {
+        std::snprintf(err, errlen, "%s: MTU %u needs multi-buffer AF_XDP "
+                      "(up to %u without), and this kernel cannot load an "
+                      "XDP program for packets of several buffers (Linux "
+                      "5.18)", cfg.ifname, d->mtu_, AFXDP_MAX_MTU_ONE_FRAME);
+        return R::failure(-EMSGSIZE);
+    }
 
     afxdp_xdp_mode first = cfg.port.mode, last = cfg.port.mode;
     if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
@@ -337,4 +369,11 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
                                     && queues_[0]->coalesces_kicks();
     out->coalesce_tx_kicks_reason = n_queues_ && coalesce_requested_
                                     ? queues_[0]->coalesce_reason() : "";
+    out->multi_buffer = n_queues_ && queues_[0]->multi_buffer_in_use();
+    out->multi_buffer_reason
+        = out->multi_buffer ? ""
+          : !prog_.has_frags() ? "kernel cannot load an XDP program for "
+                                 "multi-buffer packets (Linux 5.18)"
+          : n_queues_ ? queues_[0]->multi_buffer_reason() : "";
+    out->max_mtu = max_mtu();
 }

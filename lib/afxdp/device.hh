@@ -20,6 +20,12 @@ public:
         return qid < n_queues_ ? queues_[qid].get() : nullptr;
     }
     void info(afxdp_dev_info *) const noexcept;
+    // The largest MTU its queues take, as open.
+    unsigned max_mtu() const noexcept
+    {
+        return n_queues_ && queues_[0]->multi_buffer_in_use()
+               ? AFXDP_MAX_MTU_MULTI_BUFFER : AFXDP_MAX_MTU_ONE_FRAME;
+    }
     bool prog_attached() const noexcept
     {
         return attachment_.still_attached();
@@ -81,6 +87,7 @@ private:
     bool need_wakeup_requested_ = false;
     bool coalesce_requested_ = false;
     unsigned ring_size_ = 0;
+    unsigned mtu_ = 0;              // The interface's, at open.
     unsigned n_frames_ = 0;
     char share_reason_[288] = "";   // Why sharing was asked and is not so.
     bool last_umem_failed_ = false; // try_mode failed registering a UMEM.

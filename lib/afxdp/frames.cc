@@ -265,6 +265,30 @@ afxdp_pool::put_from_app(const void *const *data, size_t n) noexcept
 }
 
 void
+afxdp_pool::gather(const afxdp_rx_frame *head, uint8_t *dst) noexcept
+{
+    // 'len' of the head is the whole packet's: its own part is what the
+    // other frames leave.
+    uint32_t n = head->n_frames;
+    uint32_t head_len = head->len;
+    for (uint32_t i = 1; i < n; i++) {
+        head_len -= head[i].len;
+    }
+    uint32_t frames[afxdp::kBurst];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = i ? head[i].len : head_len;
+        std::memcpy(dst, head[i].data, len);
+        dst += len;
+        frames[k++] = head[i].index;
+        if (k == afxdp::kBurst || i + 1 == n) {
+            put_app_frames(frames, k);
+            k = 0;
+        }
+    }
+}
+
+void
 afxdp_pool::put_app_frames(const uint32_t *frames, uint32_t n) noexcept
 {
     lock_.lock();

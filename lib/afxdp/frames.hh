@@ -191,6 +191,9 @@ public:
 
     // From any thread: a frame lent to the caller comes back.
     void put_from_app(const void *const *data, size_t n) noexcept;
+    // From any thread: copies the packet of several frames that starts at
+    // 'head' (see afxdp_rx_frame) to 'dst', and takes its frames back.
+    void gather(const afxdp_rx_frame *head, uint8_t *dst) noexcept;
     // The same, by frame number.
     void put_app_frames(const uint32_t *frames, uint32_t n) noexcept;
     // Frames lent to the caller go straight to a TX ring of a queue

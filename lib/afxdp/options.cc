@@ -5,6 +5,8 @@
 #include <cstring>
 #include <dirent.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "afxdp.h"
 #include "compat.hh"
@@ -90,6 +92,51 @@ extern "C" bool
 afxdp_need_wakeup_supported(void) noexcept
 {
     return afxdp::compat::kNeedWakeupBuilt;
+}
+
+namespace {
+
+// Whether this kernel knows XDP_USE_SG, and if not why not.  bind() checks
+// the flags before it looks for the interface: a flag it knows gets as far
+// as "no such device" (interface index 0), one it does not is EINVAL.
+struct MultiBufferProbe {
+    MultiBufferProbe() noexcept
+    {
+        int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            std::snprintf(why, sizeof why, "cannot open an AF_XDP socket to "
+                          "ask the kernel: %s", std::strerror(errno));
+            return;
+        }
+        sockaddr_xdp sxdp = {};
+        sxdp.sxdp_family = AF_XDP;
+        sxdp.sxdp_flags = afxdp::compat::kBindMultiBuffer;
+        int err = bind(fd, reinterpret_cast<sockaddr *>(&sxdp), sizeof sxdp)
+                  ? errno : 0;
+        close(fd);
+        supported = err == ENODEV;
+        if (!supported) {
+            std::snprintf(why, sizeof why, "the kernel does not know "
+                          "XDP_USE_SG (multi-buffer AF_XDP, Linux 6.6)%s%s",
+                          err == EINVAL ? "" : ": ",
+                          err == EINVAL ? "" : std::strerror(err));
+        }
+    }
+    bool supported = false;
+    char why[160] = "";
+};
+
+}  // namespace
+
+extern "C" unsigned
+afxdp_max_mtu(const char **why) noexcept
+{
+    static const MultiBufferProbe probe;
+    if (why) {
+        *why = probe.why;
+    }
+    return probe.supported ? AFXDP_MAX_MTU_MULTI_BUFFER
+                           : AFXDP_MAX_MTU_ONE_FRAME;
 }
 
 extern "C" unsigned

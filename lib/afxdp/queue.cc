@@ -100,44 +100,80 @@ afxdp_queue::create(const QueueConfig &cfg) noexcept
     return R(std::move(q));
 }
 
-// Binds with the flags 'cfg' asks for.  A socket closed a moment ago may
-// still hold the queue: waits for it.  A kernel that rejects
-// XDP_USE_NEED_WAKEUP gets a bind without it.  Sets need_wakeup_, and
-// nw_reason_ if need_wakeup was asked for and is not in use.
+// Binds with the flags 'cfg' asks for.  A kernel that rejects XDP_USE_SG
+// or XDP_USE_NEED_WAKEUP gets a bind without it.  Sets need_wakeup_ and
+// multi_buffer_, and the reasons for what was asked and is not in use.
 int
 afxdp_queue::bind_with_retries(const QueueConfig &cfg,
                                QueueFailure *fail) noexcept
 {
     bool want_nw = cfg.use_need_wakeup && compat::kNeedWakeupBuilt;
-    uint16_t flags = cfg.bind_flags
-                     | (want_nw ? compat::kBindNeedWakeup : 0);
-    int err;
-    for (int tries = 0;; tries++) {
-        err = bind_socket(cfg, flags, fail);
-        // The kernel releases a closed socket's queue after an RCU grace
-        // period and a work item (10-20 ms here): a reconfigure that
-        // closes and reopens must wait for it.
-        if (err != -EBUSY || tries >= kBusyRetries) {
-            break;
-        }
-        usleep(kBusyRetryUsec);
+    uint16_t nw = want_nw ? compat::kBindNeedWakeup : 0;
+    uint16_t sg = cfg.multi_buffer ? compat::kBindMultiBuffer : 0;
+    uint16_t flags = cfg.bind_flags | nw | sg;
+    int err = bind_waiting(cfg, flags, fail);
+    int sg_err = 0;
+    if (sg && (err == -EINVAL || err == -EOPNOTSUPP)
+        && cfg.mtu_needs_multi_buffer) {
+        return failed(fail, err, "the MTU of %u needs multi-buffer AF_XDP "
+                      "(up to %u without), and the kernel refused "
+                      "XDP_USE_SG in this mode: %s",
+                      cfg.mtu_needs_multi_buffer, AFXDP_MAX_MTU_ONE_FRAME,
+                      std::strerror(-err));
     }
-    if (err == -EINVAL && want_nw) {
+    if (sg && (err == -EINVAL || err == -EOPNOTSUPP)) {
+        // Before Linux 6.6 the flag is unknown (EINVAL); a zero-copy
+        // driver without multi-buffer support refuses it (EOPNOTSUPP).
+        // Packets then stay one frame each.
+        sg_err = err;
+        flags &= uint16_t(~sg);
+        err = bind_waiting(cfg, flags, fail);
+    }
+    if (nw && err == -EINVAL) {
         // A kernel without need_wakeup rejects the unknown bind flag with
         // EINVAL.  The port must still come up: bind without it.  If that
         // fails too, its failure is the one to report.
-        err = bind_socket(cfg, cfg.bind_flags, fail);
-        if (!err) {
-            want_nw = false;
-            std::snprintf(nw_reason_, sizeof nw_reason_,
-                          "kernel rejected XDP_USE_NEED_WAKEUP");
-        }
+        flags &= uint16_t(~nw);
+        err = bind_socket(cfg, flags, fail);
+    }
+    if (err) {
+        return err;
+    }
+    need_wakeup_ = flags & nw;
+    multi_buffer_ = flags & sg;
+    if (want_nw && !need_wakeup_) {
+        std::snprintf(nw_reason_, sizeof nw_reason_,
+                      "kernel rejected XDP_USE_NEED_WAKEUP");
     } else if (cfg.use_need_wakeup && !compat::kNeedWakeupBuilt) {
         std::snprintf(nw_reason_, sizeof nw_reason_,
                       "built without need_wakeup support");
     }
-    need_wakeup_ = !err && want_nw;
-    return err;
+    if (sg && !multi_buffer_) {
+        std::snprintf(mb_reason_, sizeof mb_reason_,
+                      "kernel rejected XDP_USE_SG (%s)%s",
+                      std::strerror(-sg_err),
+                      sg_err == -EINVAL ? ": needs Linux 6.6"
+                      : ": the driver has no zero-copy multi-buffer");
+    }
+    return 0;
+}
+
+// One bind, waiting for the queue if a socket closed a moment ago still
+// holds it.
+int
+afxdp_queue::bind_waiting(const QueueConfig &cfg, uint16_t bind_flags,
+                          QueueFailure *fail) noexcept
+{
+    for (int tries = 0;; tries++) {
+        int err = bind_socket(cfg, bind_flags, fail);
+        // The kernel releases a closed socket's queue after an RCU grace
+        // period and a work item (10-20 ms here): a reconfigure that
+        // closes and reopens must wait for it.
+        if (err != -EBUSY || tries >= kBusyRetries) {
+            return err;
+        }
+        usleep(kBusyRetryUsec);
+    }
 }
 
 // One attempt at UMEM + socket with exactly 'bind_flags'.  On failure

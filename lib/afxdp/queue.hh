@@ -29,6 +29,11 @@ struct QueueConfig {
     uint16_t bind_flags;      // XDP_COPY or XDP_ZEROCOPY.
     bool zero_copy_mode;      // TX completes asynchronously.
     bool use_need_wakeup;     // Ask for XDP_USE_NEED_WAKEUP.
+    bool multi_buffer;        // Ask for XDP_USE_SG: packets may span
+                              // several frames.
+    unsigned mtu_needs_multi_buffer;  // Nonzero: the interface's MTU,
+                                      // too large for one frame: without
+                                      // XDP_USE_SG the queue fails.
     bool in_place_copy_mode;  // Send shared frames in place in copy mode.
     bool coalesce_kicks;      // Let a kick wait for the next burst (copy
                               // mode; see TxKicker).
@@ -65,8 +70,9 @@ struct XskSocketDeleter {
 struct afxdp_queue {
 public:
     // Creates the UMEM and the socket and fills the fill ring.  When the
-    // kernel refuses XDP_USE_NEED_WAKEUP (EINVAL, as kernels before 5.4
-    // do), binds again without it and says so in need_wakeup_reason().
+    // kernel refuses XDP_USE_SG (before 6.6, or a zero-copy driver without
+    // it) or XDP_USE_NEED_WAKEUP (before 5.4), binds again without it and
+    // says so in multi_buffer_reason() or need_wakeup_reason().
     static afxdp::Result<std::unique_ptr<afxdp_queue>, afxdp::QueueFailure>
     create(const afxdp::QueueConfig &) noexcept;
     ~afxdp_queue();
@@ -81,6 +87,9 @@ public:
     int fd() const noexcept;
     afxdp_pool *pool() const noexcept { return pool_; }
     bool need_wakeup_in_use() const noexcept { return need_wakeup_; }
+    bool multi_buffer_in_use() const noexcept { return multi_buffer_; }
+    // Why multi-buffer is not in use although asked; "" otherwise.
+    const char *multi_buffer_reason() const noexcept { return mb_reason_; }
     bool sends_in_place() const noexcept { return in_place_; }
     bool coalesces_kicks() const noexcept { return kicker_ != nullptr; }
     // Why kicks are not coalesced although asked; "" if they are or were
@@ -104,11 +113,16 @@ private:
                     afxdp::QueueFailure *) noexcept;
     int bind_with_retries(const afxdp::QueueConfig &,
                           afxdp::QueueFailure *) noexcept;
+    int bind_waiting(const afxdp::QueueConfig &, uint16_t bind_flags,
+                     afxdp::QueueFailure *) noexcept;
     void setup_coalescing(const afxdp::QueueConfig &) noexcept;
 
     // Receive side (queue_rx.cc).
     void refill(unsigned *events) noexcept;
     void rx_wakeup_if_needed(unsigned *events, int *error) noexcept;
+    uint32_t whole_packets(uint32_t *first, uint32_t n, uint32_t max)
+        noexcept;
+    uint32_t drop_rx_frames(uint32_t first, uint32_t n) noexcept;
 
     // Send side (queue_tx.cc).  A burst goes through sort_burst() (in
     // place, to copy, or dropped), take_copy_frames(), reserve_burst()
@@ -117,6 +131,11 @@ private:
     struct Burst;
     size_t send_burst(const afxdp_tx_packet *pkts, uint32_t n,
                       unsigned *events, int *error) noexcept;
+    bool send_multi_frame(const afxdp_tx_packet &, unsigned *events,
+                          int *error) noexcept;
+    uint32_t take_frames(uint32_t n, uint32_t *out, unsigned *events)
+        noexcept;
+    void untake_frames(const uint32_t *frames, uint32_t n) noexcept;
     void sort_burst(const afxdp_tx_packet *pkts, uint32_t n,
                     Burst *) noexcept;
     void take_copy_frames(Burst *, unsigned *events) noexcept;
@@ -162,6 +181,10 @@ private:
     afxdp::TxRing tx_;
 
     bool need_wakeup_ = false;       // XDP_USE_NEED_WAKEUP bound.
+    bool multi_buffer_ = false;      // XDP_USE_SG bound.
+    bool rx_dropping_ = false;       // The RX ring's next frames continue
+                                     // a packet being dropped.
+    char mb_reason_[96] = "";        // Why multi-buffer is off, if asked.
     bool zero_copy_mode_ = false;    // Mode asked for zero-copy.
     bool in_place_ = false;          // Frames of pool_ are sent in place.
     char nw_reason_[96] = "";        // Why need_wakeup is off, if asked.

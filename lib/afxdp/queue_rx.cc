@@ -65,6 +65,66 @@ afxdp_queue::rx_wakeup_if_needed(unsigned *events, int *error) noexcept
     }
 }
 
+// How many of the 'n' entries peeked from 'first' (at most 'max') are
+// whole packets: a packet's frames come one descriptor each, all but the
+// last marked "continues", and the kernel may publish them, or our 'max'
+// cut them, across two calls.  The tail of a packet not yet whole goes
+// back for the next call; a packet of more frames than 'max' can never be
+// returned, and is dropped: '*first' moves past the frames dropped.
+uint32_t
+afxdp_queue::whole_packets(uint32_t *first, uint32_t n, uint32_t max)
+    noexcept
+{
+    uint32_t dropped = 0;
+    if (rx_dropping_) {
+        // The rest of a packet dropped in an earlier call.
+        dropped = drop_rx_frames(*first, n);
+    } else if (n == max
+               && rx_.at(*first + n - 1).options & compat::kDescContinues) {
+        // Possibly one packet longer than 'max'.
+        uint32_t k = 0;
+        while (k < n && rx_.at(*first + k).options & compat::kDescContinues) {
+            k++;
+        }
+        if (k == n) {
+            stats_.rx_dropped_too_many_frames++;
+            rx_dropping_ = true;
+            dropped = drop_rx_frames(*first, n);
+        }
+    }
+    *first += dropped;
+    n -= dropped;
+    uint32_t whole = n;
+    while (whole && rx_.at(*first + whole - 1).options
+                    & compat::kDescContinues) {
+        whole--;
+    }
+    rx_.unpeek(n - whole);
+    if (dropped && !whole) {
+        rx_.release();
+    }
+    return whole;
+}
+
+// Gives back to the pool the frames of a packet being dropped, from
+// 'first' on, up to and including its last frame; returns how many.
+uint32_t
+afxdp_queue::drop_rx_frames(uint32_t first, uint32_t n) noexcept
+{
+    uint32_t k = 0;
+    while (k < n && rx_dropping_) {
+        const xdp_desc &d = rx_.at(first + k);
+        rx_scratch_[k++] = uint32_t(d.addr >> kFrameShift);
+        rx_dropping_ = d.options & compat::kDescContinues;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        pool_->set_owner(rx_scratch_[i], 0);
+    }
+    pool_->put_from_kernel(rx_scratch_.get(), k, FrameState::kFill);
+    in_kernel_rx_ -= k;
+    return k;
+}
+
 size_t
 afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
                   unsigned *events, int *error) noexcept
@@ -73,6 +133,9 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
 
     uint32_t first;
     uint32_t n = rx_.peek(uint32_t(max), &first);
+    if (multi_buffer_ && n) {
+        n = whole_packets(&first, n, uint32_t(max));
+    }
     settle_owed_kicks(this, n, busy_polled_);
     if (n == 0) {
         if (qfill) {
@@ -88,6 +151,8 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     // now, for the whole burst, rather than one miss at a time.
     const size_t prefetch_bytes = pool_->meta_size() < kMetaPrefetchBytes
                                   ? pool_->meta_size() : kMetaPrefetchBytes;
+    uint32_t head = 0;      // The entry that starts the current packet.
+    uint32_t packets = 0, multi = 0;
     for (uint32_t i = 0; i < n; i++) {
         const xdp_desc &d = rx_.at(first + i);
         uint32_t index = uint32_t(d.addr >> kFrameShift);
@@ -102,6 +167,19 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
         out[i].len = d.len;
         out[i].index = index;
         out[i].meta = meta;
+        if (i == head) {
+            out[i].n_frames = 1;
+            packets++;
+        } else {
+            // A frame that continues the packet of entry 'head'.
+            out[i].n_frames = 0;
+            multi += out[head].n_frames == 1;
+            out[head].n_frames++;
+            out[head].len += d.len;
+        }
+        if (!(d.options & compat::kDescContinues)) {
+            head = i + 1;
+        }
         pool_->set_owner(index, 0);
     }
     rx_.release();
@@ -113,7 +191,8 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     } else {
         pool_->lend(nullptr, n);
     }
-    stats_.rx_packets += n;
+    stats_.rx_packets += packets;
+    stats_.rx_multi_frame += multi;
     if (qfill) {
         // A fresh read of the kernel's index: a cache miss, so only when
         // asked (OVS asks when PMD performance metrics are on).

@@ -12,7 +12,8 @@ using namespace afxdp;
 
 namespace {
 
-// Packets copied into one frame at most this long.
+// Without multi-buffer, packets copied into one frame at most this long
+// (what the MTU limit of one frame allows).
 constexpr uint32_t kMaxTxLen = kFrameSize - AFXDP_FRAME_HEADROOM
                                - AFXDP_XDP_HEADROOM;
 // In copy mode the kernel transmits at most TX_BATCH_SIZE frames per
@@ -22,6 +23,11 @@ constexpr uint32_t kMaxTxLen = kFrameSize - AFXDP_FRAME_HEADROOM
 constexpr uint32_t kKernelTxBatch = 16;
 // Bounds on retrying a full TX ring within one send() call.
 constexpr int kTxReserveTries = 4;
+// With multi-buffer, a packet longer than one frame is copied into as many
+// whole frames as it needs, up to 16 (the kernel's copy mode takes 17).
+constexpr uint32_t kMaxMultiTxLen = AFXDP_MAX_MULTI_BUFFER_PACKET;
+constexpr uint32_t kMaxPacketFrames = (kMaxMultiTxLen + kFrameSize - 1)
+                                      / kFrameSize;
 
 }  // namespace
 
@@ -49,9 +55,24 @@ afxdp_queue::send(const afxdp_tx_packet *pkts, size_t n, unsigned *events,
     if (in_kernel_tx_) {
         reap_completions(events);
     }
+    // Packets longer than a frame need several at once: each is sent on
+    // its own, between bursts of the others, in order.
+    auto multi_frame = [this](const afxdp_tx_packet &p) {
+        return multi_buffer_ && p.len > kFrameSize && p.len <= kMaxMultiTxLen
+               && !(p.pool == pool_ && in_place_);
+    };
     while (n > 0) {
-        uint32_t k = n < kBurst ? uint32_t(n) : kBurst;
-        dropped += send_burst(pkts, k, events, error);
+        uint32_t limit = n < kBurst ? uint32_t(n) : kBurst;
+        uint32_t k = 0;
+        while (k < limit && !multi_frame(pkts[k])) {
+            k++;
+        }
+        if (k) {
+            dropped += send_burst(pkts, k, events, error);
+        } else {
+            dropped += !send_multi_frame(pkts[0], events, error);
+            k = 1;
+        }
         pkts += k;
         n -= k;
     }
@@ -109,7 +130,11 @@ afxdp_queue::sort_burst(const afxdp_tx_packet *pkts, uint32_t n,
             pool_->put_app_frames(&f, 1);
             stats_.tx_dropped_too_long++;
             b->dropped++;
-        } else if (p.len <= kMaxTxLen) {
+        } else if (p.len <= kMaxTxLen
+                   || (multi_buffer_ && p.len <= kFrameSize)) {
+            // With multi-buffer the MTU is no longer one frame's: a copy
+            // may fill its whole frame (a frame to send needs no
+            // headroom).
             b->copies[b->n_copy++] = i;
         } else {
             stats_.tx_dropped_too_long++;
@@ -126,21 +151,90 @@ afxdp_queue::take_copy_frames(Burst *b, unsigned *events) noexcept
 {
     uint32_t want = b->n_copy;
     uint32_t got[kBurst];
-    uint32_t have = take_kept(want, got);
-    if (have < want) {
-        have += pool_->get(want - have, got + have, FrameState::kTx);
-    }
-    if (have < want) {
-        reap_completions(events);
-        have += take_kept(want - have, got + have);
-        have += pool_->get(want - have, got + have, FrameState::kTx);
-        stats_.tx_dropped_no_frames += want - have;
-        b->dropped += want - have;
-    }
+    uint32_t have = take_frames(want, got, events);
+    stats_.tx_dropped_no_frames += want - have;
+    b->dropped += want - have;
     for (uint32_t k = 0; k < have; k++) {
         b->frame[b->copies[k]] = got[k];
     }
     b->n_copy_frames = have;
+}
+
+// Up to 'n' frames to copy into, in '*out': those this queue kept, then the
+// pool's, then what completions give back.  Returns how many.
+uint32_t
+afxdp_queue::take_frames(uint32_t n, uint32_t *out, unsigned *events)
+    noexcept
+{
+    uint32_t have = take_kept(n, out);
+    if (have < n) {
+        have += pool_->get(n - have, out + have, FrameState::kTx);
+    }
+    if (have < n) {
+        reap_completions(events);
+        have += take_kept(n - have, out + have);
+        have += pool_->get(n - have, out + have, FrameState::kTx);
+    }
+    return have;
+}
+
+// Gives back frames taken for copies that will not be sent.
+void
+afxdp_queue::untake_frames(const uint32_t *frames, uint32_t n) noexcept
+{
+    for (uint32_t i = 0; i < n; i++) {
+        // It may be one we kept, tagged as ours.
+        pool_->set_owner(frames[i], 0);
+    }
+    pool_->put_from_kernel(frames, n, FrameState::kTx);
+}
+
+// Copies a packet longer than one frame into as many as it needs, all
+// marked "continues" but the last, and queues them.  All or nothing: a
+// packet short of frames or of ring slots is dropped.  Returns whether it
+// was queued.
+bool
+afxdp_queue::send_multi_frame(const afxdp_tx_packet &p, unsigned *events,
+                              int *error) noexcept
+{
+    uint32_t k = (p.len + kFrameSize - 1) / kFrameSize;
+    uint32_t frames[kMaxPacketFrames];
+    uint32_t have = take_frames(k, frames, events);
+    uint32_t first = 0, slots = 0;
+    if (have == k) {
+        slots = reserve_tx(k, &first, events, error);
+    }
+    if (slots < k) {
+        tx_.cancel(slots);
+        untake_frames(frames, have);
+        if (have < k) {
+            stats_.tx_dropped_no_frames++;
+        } else {
+            stats_.tx_dropped_ring_full++;
+        }
+        stats_.tx_multi_dropped++;
+        *events |= AFXDP_EV_TX_DROP;
+        return false;
+    }
+    uint8_t *area = pool_->area();
+    const uint8_t *data = static_cast<const uint8_t *>(p.data);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t off = i * kFrameSize;
+        uint32_t len = std::min(kFrameSize, p.len - off);
+        uint64_t addr = uint64_t(frames[i]) << kFrameShift;
+        std::memcpy(area + addr, data + off, len);
+        pool_->set_owner(frames[i], slot_);
+        xdp_desc &d = tx_.at(first + i);
+        d.addr = addr;
+        d.len = len;
+        d.options = i + 1 < k ? compat::kDescContinues : 0;
+    }
+    tx_.submit();
+    in_kernel_tx_ += k;
+    stats_.tx_packets++;
+    stats_.tx_multi_frame++;
+    stats_.tx_batches++;
+    return true;
 }
 
 // Reserves a TX slot for every packet that has a frame.  If the ring
@@ -163,9 +257,7 @@ afxdp_queue::reserve_burst(Burst *b, uint32_t *first, unsigned *events,
         if (b->in_place[i]) {
             pool_->put_app_frames(&f, 1);
         } else {
-            // It may be one we kept, tagged as ours.
-            pool_->set_owner(f, 0);
-            pool_->put_from_kernel(&f, 1, FrameState::kTx);
+            untake_frames(&f, 1);
         }
         f = Burst::kDropped;
         excess--;

@@ -10,6 +10,7 @@
 #include <linux/bpf.h>
 #include <linux/if_link.h>
 
+#include "compat.hh"
 #include "log.hh"
 
 namespace afxdp {
@@ -17,9 +18,9 @@ namespace {
 
 // Instructions, spelled out: r2 = ctx->rx_queue_index; r1 = &xskmap;
 // r3 = XDP_PASS (the action when the map has no socket for the queue);
-// return bpf_redirect_map(r1, r2, r3).
+// return bpf_redirect_map(r1, r2, r3).  'prog_flags': kProgHasFrags or 0.
 int
-load_program(int map_fd) noexcept
+load_program(int map_fd, uint32_t prog_flags) noexcept
 {
     const bpf_insn insns[] = {
         {BPF_LDX | BPF_MEM | BPF_W, 2, 1,
@@ -31,9 +32,14 @@ load_program(int map_fd) noexcept
         {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
     };
     static char verifier_log[4096];
-    LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_level = 0);
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = prog_flags,
+                .log_level = 0);
     int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, kProgName, "GPL", insns,
                            sizeof insns / sizeof insns[0], &opts);
+    if (fd == -EINVAL && prog_flags) {
+        // A kernel that does not know the flag: the caller tries without.
+        return fd;
+    }
     if (fd < 0) {
         // Load again with the verifier's log, to say why.
         int err = fd;
@@ -109,7 +115,14 @@ XskProgram::load(unsigned max_queues) noexcept
         return Result<XskProgram>::failure(map);
     }
     p.map_ = Fd(map);
-    int prog = load_program(map);
+    // The program only redirects: it reads nothing past the first
+    // buffer, so it can take packets of several (multi-buffer).  A kernel
+    // before 5.18 rejects the flag; then packets stay one buffer each.
+    int prog = load_program(map, compat::kProgHasFrags);
+    p.has_frags_ = prog >= 0;
+    if (prog == -EINVAL) {
+        prog = load_program(map, 0);
+    }
     if (prog < 0) {
         return Result<XskProgram>::failure(prog);
     }

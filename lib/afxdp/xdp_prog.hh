@@ -25,6 +25,8 @@ public:
 
     int prog_fd() const noexcept { return prog_.get(); }
     uint32_t id() const noexcept { return id_; }
+    // Loaded as able to take packets of several buffers (multi-buffer).
+    bool has_frags() const noexcept { return has_frags_; }
 
     // Steers queue 'qid' to the AF_XDP socket 'sock_fd'.
     int add_socket(unsigned qid, int sock_fd) noexcept;
@@ -33,6 +35,7 @@ private:
     Fd map_;          // BPF_MAP_TYPE_XSKMAP, queue id -> socket.
     Fd prog_;         // The XDP program.
     uint32_t id_ = 0; // Kernel program id.
+    bool has_frags_ = false;
 };
 
 // The program attached to one interface in one mode.  Detaches on

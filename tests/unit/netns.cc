@@ -44,6 +44,12 @@ write_sysctl(const char *path, const char *value)
 }  // namespace
 
 std::string
+VethNetns::link_set(const char *ifname, const std::string &settings) const
+{
+    return run_ip("-n " + ns_ + " link set " + ifname + " " + settings);
+}
+
+std::string
 run_ip(const std::string &args)
 {
     const char *ip = find_ip();

@@ -33,6 +33,11 @@ public:
     const char *b() const { return b_.c_str(); }      // Its peer.
     const char *netns() const { return ns_.c_str(); }
 
+    // Runs `ip -n NETNS link set IFNAME SETTINGS` (say "up", "mtu 9000");
+    // returns "" on success, else what failed.
+    std::string link_set(const char *ifname,
+                         const std::string &settings) const;
+
 private:
     bool setup();
 

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -270,4 +272,36 @@ TEST(Options, ParseRingSizeRejectsOthersAndSaysWhatIsAccepted)
     unsigned got;
     EXPECT_EQ(afxdp_parse_ring_size(nullptr, &got, err, sizeof err), EINVAL);
     EXPECT_EQ(std::strlen(err), sizeof err - 1) << "truncated, terminated";
+}
+
+// The MTU limit follows what the running kernel can do: multi-buffer
+// AF_XDP came with Linux 6.6.  Opening an AF_XDP socket needs
+// CAP_NET_RAW; without it the probe can only say why it does not know.
+TEST(Options, MaxMtuIsAJumboFrameFromLinux66On)
+{
+    utsname u;
+    ASSERT_EQ(uname(&u), 0);
+    unsigned major = 0, minor = 0;
+    ASSERT_EQ(std::sscanf(u.release, "%u.%u", &major, &minor), 2);
+    bool has_sg = major > 6 || (major == 6 && minor >= 6);
+
+    const char *why = nullptr;
+    unsigned mtu = afxdp_max_mtu(&why);
+    ASSERT_NE(why, nullptr);
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "not root: the probe cannot open an AF_XDP socket";
+    }
+    if (has_sg) {
+        EXPECT_EQ(mtu, unsigned(AFXDP_MAX_MTU_MULTI_BUFFER));
+        EXPECT_STREQ(why, "");
+    } else {
+        EXPECT_EQ(mtu, unsigned(AFXDP_MAX_MTU_ONE_FRAME));
+        EXPECT_NE(std::strstr(why, "XDP_USE_SG"), nullptr) << why;
+    }
+    // Asked once: the same answer, the same text.
+    const char *again = nullptr;
+    EXPECT_EQ(afxdp_max_mtu(&again), mtu);
+    EXPECT_EQ(again, why);
+    EXPECT_EQ(afxdp_max_mtu(nullptr), mtu);
+    EXPECT_EQ(AFXDP_MAX_MTU_ONE_FRAME, 3694);
 }

@@ -68,12 +68,34 @@ const uint16_t kEthType = 0x88b5;   // IEEE local experimental.
 const char kMagic[8] = {'a', 'f', 'x', 'd', 'p', '-', 'u', 't'};
 const size_t kHdrLen = 14 + sizeof kMagic + 4;
 
+// Frames numbered from kJumbo on are jumbo-sized, in turn: a whole jumbo
+// frame (MTU 9000), the smallest, what one received frame holds (see
+// kRxFrameRoom), one byte more, two frames' worth and one byte more, and
+// two in between.
+const uint32_t kJumbo = 1u << 20;
+const size_t kJumboLens[] = {9014, 60, 3712, 3713, 7424, 7425, 5000, 1514};
+// Packet bytes the kernel writes into one frame it receives into: the
+// frame less our headroom and the kernel's.
+const uint32_t kRxFrameRoom = AFXDP_FRAME_SIZE - AFXDP_FRAME_HEADROOM
+                              - AFXDP_XDP_HEADROOM;
+
+size_t
+frame_len(uint32_t seq)
+{
+    if (seq >= kJumbo) {
+        return kJumboLens[(seq - kJumbo) % (sizeof kJumboLens
+                                            / sizeof kJumboLens[0])];
+    }
+    return 60 + (seq * 37) % 1400;
+}
+
 // Frame 'seq': broadcast Ethernet header, magic, big-endian sequence
-// number, then bytes derived from 'seq'.  Lengths vary from 60 to 1459.
+// number, then bytes derived from 'seq'.  frame_len(seq) bytes: from 60 to
+// 1459, or jumbo-sized from kJumbo on.
 std::vector<uint8_t>
 make_frame(uint32_t seq)
 {
-    std::vector<uint8_t> f(60 + (seq * 37) % 1400);
+    std::vector<uint8_t> f(frame_len(seq));
     std::memset(&f[0], 0xff, 6);
     const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x01};
     std::memcpy(&f[6], src, 6);
@@ -146,6 +168,10 @@ public:
             error_ = std::string("socket: ") + std::strerror(errno);
             return;
         }
+        // Room for bursts of jumbo frames: the default (about 200 KiB)
+        // drops the 25th of 40 frames of 9 KiB sent at once.
+        int rcvbuf = 8 << 20;
+        setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
         sockaddr_ll sll = {};
         sll.sll_family = AF_PACKET;
         sll.sll_protocol = htons(proto);
@@ -184,7 +210,7 @@ public:
     std::vector<uint32_t> receive_frames(size_t want, int ms = 2000)
     {
         std::vector<uint32_t> seqs;
-        std::vector<uint8_t> buf(4096);
+        std::vector<uint8_t> buf(65536);
         auto deadline = std::chrono::steady_clock::now()
                         + std::chrono::milliseconds(ms);
         while (seqs.size() < want
@@ -307,8 +333,9 @@ expect_waiting_to_send(afxdp_queue *q, uint32_t n)
 }
 
 // Receives until 'want' test frames arrived or about 2 s passed.  Test
-// frames are appended to 'held' and stay with the caller; anything else
-// goes straight back to the pool.
+// frames are appended to 'held' and stay with the caller (a packet of
+// several frames as all its entries, head first); anything else goes
+// straight back to the pool.
 void
 receive(afxdp_queue *q, size_t want, std::vector<afxdp_rx_frame> *held,
         unsigned *all_events = nullptr)
@@ -327,12 +354,19 @@ receive(afxdp_queue *q, size_t want, std::vector<afxdp_rx_frame> *held,
         if (all_events) {
             *all_events |= events;
         }
-        for (size_t k = 0; k < n; k++) {
-            if (seq_of(frames[k].data, frames[k].len) >= 0) {
-                held->push_back(frames[k]);
+        for (size_t k = 0; k < n; k += frames[k].n_frames) {
+            const afxdp_rx_frame &head = frames[k];
+            ASSERT_GE(head.n_frames, 1u) << "entry " << k << " of " << n
+                                         << " continues nothing";
+            ASSERT_LE(k + head.n_frames, n) << "a packet cut short";
+            if (seq_of(head.data, head.len) >= 0) {
+                held->insert(held->end(), &frames[k],
+                             &frames[k + head.n_frames]);
                 got++;
             } else {
-                afxdp_pool_put(pool, frames[k].data);
+                for (size_t f = k; f < k + head.n_frames; f++) {
+                    afxdp_pool_put(pool, frames[f].data);
+                }
             }
         }
         if (n == 0) {
@@ -698,7 +732,13 @@ TEST_F(Veth, SendDropsWhatDoesNotFitInAFrame)
     PacketSocket peer(net_.b(), kEthType);
     ASSERT_EQ(peer.error(), "");
 
-    std::vector<uint8_t> big(AFXDP_FRAME_SIZE);
+    // One byte more than the largest packet the port sends: a VLAN frame
+    // of the MTU one frame allows, or 64 KiB with multi-buffer.
+    afxdp_dev_info info;
+    afxdp_dev_get_info(dev.get(), &info);
+    std::vector<uint8_t> big(info.multi_buffer
+                             ? AFXDP_MAX_MULTI_BUFFER_PACKET + 1
+                             : AFXDP_MAX_MTU_ONE_FRAME + 18 + 1);
     std::vector<uint8_t> f0 = make_frame(0), f1 = make_frame(1);
     afxdp_tx_packet pkts[3] = {{f0.data(), uint32_t(f0.size())},
                                {big.data(), uint32_t(big.size())},
@@ -724,6 +764,221 @@ INSTANTIATE_TEST_SUITE_P(
                       ModeParam{AFXDP_MODE_NATIVE, false}),
     param_name);
 
+// --- 5b. Multi-buffer: packets of several frames ---------------------------
+
+// Jumbo frames on both ends, before the device opens.  Skips when
+// multi-buffer is not in use (kernel before 6.6).
+class Jumbo : public VethMode {
+protected:
+    void SetUp() override
+    {
+        VethMode::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        for (const char *end : {net_.a(), net_.b()}) {
+            ASSERT_EQ(net_.link_set(end, "mtu 9000"), "");
+        }
+        dev_ = open_dev(config(net_.a(), GetParam().mode,
+                               GetParam().need_wakeup));
+        ASSERT_TRUE(dev_);
+        afxdp_dev_info info;
+        afxdp_dev_get_info(dev_.get(), &info);
+        if (!info.multi_buffer) {
+            EXPECT_NE(info.multi_buffer_reason[0], '\0');
+            EXPECT_EQ(info.max_mtu, unsigned(AFXDP_MAX_MTU_ONE_FRAME));
+            GTEST_SKIP() << "multi-buffer not in use: "
+                         << info.multi_buffer_reason;
+        }
+        EXPECT_STREQ(info.multi_buffer_reason, "");
+        EXPECT_EQ(info.max_mtu, unsigned(AFXDP_MAX_MTU_MULTI_BUFFER));
+        q_ = afxdp_dev_queue(dev_.get(), 0);
+    }
+    void TearDown() override
+    {
+        dev_.reset();
+        VethMode::TearDown();
+    }
+
+    Dev dev_;
+    afxdp_queue *q_ = nullptr;
+};
+
+TEST_P(Jumbo, ReceivesPacketsOfSeveralFramesWhole)
+{
+    const uint32_t n = 40;
+    afxdp_pool *pool = afxdp_queue_pool(q_);
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+    ASSERT_EQ(peer.send_frames(kJumbo, n), n);
+
+    std::vector<afxdp_rx_frame> held;
+    receive(q_, n, &held);
+    uint32_t seq = kJumbo, multi = 0;
+    for (size_t i = 0; i < held.size(); i += held[i].n_frames) {
+        const afxdp_rx_frame &head = held[i];
+        uint32_t want_frames = uint32_t((frame_len(seq) + kRxFrameRoom - 1)
+                                        / kRxFrameRoom);
+        EXPECT_EQ(head.n_frames, want_frames) << "frame " << seq;
+        if (head.n_frames == 1) {
+            EXPECT_TRUE(is_frame(head.data, head.len, seq));
+            afxdp_pool_put(pool, head.data);
+        } else {
+            multi++;
+            for (uint32_t k = 1; k < head.n_frames; k++) {
+                EXPECT_EQ(held[i + k].n_frames, 0u);
+            }
+            std::vector<uint8_t> whole(head.len);
+            afxdp_rx_gather(pool, &head, whole.data());
+            EXPECT_TRUE(is_frame(whole.data(), whole.size(), seq));
+        }
+        seq++;
+    }
+    EXPECT_EQ(seq, kJumbo + n) << "packets missing";
+    EXPECT_GT(multi, 0u);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q_, &st);
+    EXPECT_EQ(st.rx_multi_frame, multi);
+    EXPECT_EQ(st.rx_dropped_too_many_frames, 0u);
+    expect_frames_add_up(q_, 0);
+}
+
+TEST_P(Jumbo, SendsPacketsOfSeveralFramesWhole)
+{
+    const uint32_t n = 40;
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<afxdp_tx_packet> pkts;
+    uint32_t multi = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        frames.push_back(make_frame(kJumbo + i));
+        // A copy fills whole 4 KiB frames: 3713 bytes still fit in one.
+        multi += frames.back().size() > AFXDP_FRAME_SIZE;
+    }
+    for (const auto &f : frames) {
+        pkts.push_back({f.data(), uint32_t(f.size())});
+    }
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q_, pkts.data(), n, &events, &error), 0u);
+    EXPECT_EQ(error, 0) << std::strerror(error);
+
+    std::vector<uint32_t> seqs = peer.receive_frames(n);
+    ASSERT_EQ(seqs.size(), n);
+    for (uint32_t i = 0; i < n; i++) {
+        EXPECT_EQ(seqs[i], kJumbo + i) << "out of order";
+    }
+    EXPECT_EQ(afxdp_queue_send(q_, nullptr, 0, &events, &error), 0u);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q_, &st);
+    EXPECT_EQ(st.tx_packets, n);
+    EXPECT_EQ(st.tx_multi_frame, multi);
+    EXPECT_EQ(st.tx_dropped_too_long + st.tx_multi_dropped, 0u);
+    expect_waiting_to_send(q_, 0);
+}
+
+TEST_P(Jumbo, ReceiveHandsOutWholePacketsOnlyAndDropsOnesTooLongForIt)
+{
+    // Three packets of three frames each (9014 bytes).
+    afxdp_pool *pool = afxdp_queue_pool(q_);
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+    ASSERT_EQ(peer.send_frames(kJumbo + 0, 1), 1u);
+    ASSERT_EQ(peer.send_frames(kJumbo + 8, 1), 1u);
+    ASSERT_EQ(peer.send_frames(kJumbo + 16, 1), 1u);
+    afxdp_frame_counts c;
+    for (int i = 0; i < 2000; i++) {
+        afxdp_queue_get_frames(q_, &c);
+        if (c.rx_ring >= 9) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(c.rx_ring, 9u);
+
+    // Room for four entries: one packet, not a frame of the next.
+    afxdp_rx_frame frames[32];
+    unsigned events = 0;
+    int error = 0;
+    ASSERT_EQ(afxdp_queue_recv(q_, frames, 4, nullptr, &events, &error), 3u);
+    EXPECT_EQ(frames[0].n_frames, 3u);
+    EXPECT_EQ(frames[0].len, 9014u);
+    std::vector<uint8_t> whole(frames[0].len);
+    afxdp_rx_gather(pool, &frames[0], whole.data());
+    EXPECT_TRUE(is_frame(whole.data(), whole.size(), kJumbo));
+
+    // Room for two: the second packet can never fit, and is dropped.
+    EXPECT_EQ(afxdp_queue_recv(q_, frames, 2, nullptr, &events, &error), 0u);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q_, &st);
+    EXPECT_EQ(st.rx_dropped_too_many_frames, 1u);
+    expect_frames_add_up(q_, 0);
+
+    // The rest of it goes too; the third packet comes whole.
+    ASSERT_EQ(afxdp_queue_recv(q_, frames, 32, nullptr, &events, &error),
+              3u);
+    EXPECT_EQ(frames[0].n_frames, 3u);
+    afxdp_rx_gather(pool, &frames[0], whole.data());
+    EXPECT_TRUE(is_frame(whole.data(), whole.size(), kJumbo + 16));
+    afxdp_queue_get_stats(q_, &st);
+    EXPECT_EQ(st.rx_packets, 2u);
+    EXPECT_EQ(st.rx_multi_frame, 2u);
+    EXPECT_EQ(st.rx_dropped_too_many_frames, 1u);
+    expect_frames_add_up(q_, 0);
+}
+
+TEST_P(Jumbo, APacketShortOfRingSlotsIsDroppedWhole)
+{
+    // Our end down: nothing leaves, the TX ring (64 slots) fills up.  A
+    // packet of three frames that finds two slots takes none.
+    dev_.reset();
+    afxdp_dev_config cfg = config(net_.a(), GetParam().mode,
+                                  GetParam().need_wakeup);
+    cfg.port.ring_size = 64;
+    dev_ = open_dev(cfg);
+    ASSERT_TRUE(dev_);
+    q_ = afxdp_dev_queue(dev_.get(), 0);
+    ASSERT_EQ(net_.link_set(net_.a(), "down"), "");
+    NumberedPackets small(62);
+    std::vector<uint8_t> jumbo = make_frame(kJumbo);
+    afxdp_tx_packet big = {jumbo.data(), uint32_t(jumbo.size())};
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q_, small.pkts.data(), 62, &events, &error),
+              0u);
+    expect_waiting_to_send(q_, 62);
+    EXPECT_EQ(afxdp_queue_send(q_, &big, 1, &events, &error), 1u);
+    EXPECT_TRUE(events & AFXDP_EV_TX_DROP);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q_, &st);
+    EXPECT_EQ(st.tx_multi_dropped, 1u);
+    EXPECT_EQ(st.tx_dropped_ring_full, 1u);
+    EXPECT_EQ(st.tx_multi_frame, 0u);
+    expect_waiting_to_send(q_, 62);
+
+    // Up again: the ring drains, and the packet goes whole.
+    ASSERT_EQ(net_.link_set(net_.a(), "up"), "");
+    PacketSocket peer(net_.b(), kEthType);
+    ASSERT_EQ(peer.error(), "");
+    error = 0;
+    EXPECT_EQ(afxdp_queue_send(q_, nullptr, 0, &events, &error), 0u);
+    EXPECT_EQ(afxdp_queue_send(q_, &big, 1, &events, &error), 0u);
+    EXPECT_EQ(error, 0) << std::strerror(error);
+    std::vector<uint32_t> seqs = peer.receive_frames(63);
+    ASSERT_FALSE(seqs.empty());
+    EXPECT_EQ(seqs.back(), kJumbo);
+    EXPECT_EQ(afxdp_queue_send(q_, nullptr, 0, &events, &error), 0u);
+    expect_waiting_to_send(q_, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, Jumbo,
+    ::testing::Values(ModeParam{AFXDP_MODE_GENERIC, true},
+                      ModeParam{AFXDP_MODE_NATIVE, true},
+                      ModeParam{AFXDP_MODE_NATIVE, false}),
+    param_name);
+
 TEST_F(Veth, SendOnALinkDownIsAnErrorAndFramesWaitForIt)
 {
     // Our own end down: the kernel refuses to transmit with ENETDOWN.  The
@@ -732,8 +987,7 @@ TEST_F(Veth, SendOnALinkDownIsAnErrorAndFramesWaitForIt)
     Dev dev = open_dev(config(net_.a(), AFXDP_MODE_GENERIC));
     ASSERT_TRUE(dev);
     afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
-    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
-                                 + " link set " + net_.a() + " down"), "");
+    ASSERT_EQ(net_.link_set(net_.a(), "down"), "");
     NumberedPackets numbered(8);
     unsigned events = 0;
     int error = 0;
@@ -746,8 +1000,7 @@ TEST_F(Veth, SendOnALinkDownIsAnErrorAndFramesWaitForIt)
     EXPECT_GT(st.tx_kick_errors, 0u);
     expect_waiting_to_send(q, 8);
 
-    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
-                                 + " link set " + net_.a() + " up"), "");
+    ASSERT_EQ(net_.link_set(net_.a(), "up"), "");
     PacketSocket peer(net_.b(), kEthType);
     ASSERT_EQ(peer.error(), "");
     events = 0;
@@ -787,8 +1040,7 @@ TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
     Dev dev = open_dev(cfg);
     ASSERT_TRUE(dev);
     afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
-    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
-                                 + " link set " + net_.b() + " down"), "");
+    ASSERT_EQ(net_.link_set(net_.b(), "down"), "");
 
     const uint32_t n = 300;
     NumberedPackets numbered(n);
@@ -813,8 +1065,7 @@ TEST_F(Veth, FullTxRingDropsAndKeepsEveryFrameAccounted)
     expect_frames_add_up(q, 0);
 
     // Once the peer is back, the next send drains the ring.
-    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
-                                 + " link set " + net_.b() + " up"), "");
+    ASSERT_EQ(net_.link_set(net_.b(), "up"), "");
     PacketSocket peer(net_.b(), kEthType);
     ASSERT_EQ(peer.error(), "");
     afxdp_tx_packet last = {numbered.frames[0].data(),
@@ -1664,8 +1915,7 @@ TEST_F(Coalescing, AFailedLateKickIsCountedAndItsFramesLeaveLater)
     // The link goes down before the debt is paid: the late kick fails with
     // ENETDOWN, on a thread that has no caller to tell.  The counter says
     // it, and the frames wait in the TX ring.
-    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
-                                 + " link set " + net_.a() + " down"), "");
+    ASSERT_EQ(net_.link_set(net_.a(), "down"), "");
     std::thread([&] { afxdp_queue_kick_owed(q_); }).join();
     afxdp_queue_stats st = stats_of(q_);
     EXPECT_EQ(st.tx_kicks_late, 1u);
@@ -1674,8 +1924,7 @@ TEST_F(Coalescing, AFailedLateKickIsCountedAndItsFramesLeaveLater)
 
     // Up again: this thread's own debt, paid when its RX queue comes up
     // empty, sends them.
-    ASSERT_EQ(afxdp_test::run_ip(std::string("-n ") + net_.netns()
-                                 + " link set " + net_.a() + " up"), "");
+    ASSERT_EQ(net_.link_set(net_.a(), "up"), "");
     EXPECT_EQ(recv_once(q_, 32, &held), 0u);
     peer_gets(0, 4);
     st = stats_of(q_);
