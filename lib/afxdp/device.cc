@@ -325,7 +325,11 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
             }
             return R(std::move(d));
         }
-        afxdp::log(AFXDP_LOG_DBG, "%s: %s XDP mode failed: %s", cfg.ifname, kModes[m].name,
+        // With an MTU that needs multi-buffer, best-effort may end in a
+        // slower mode for want of it there: say why each one failed.
+        afxdp::log(d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME ? AFXDP_LOG_INFO
+                                                     : AFXDP_LOG_DBG,
+                   "%s: %s XDP mode failed: %s", cfg.ifname, kModes[m].name,
                    why);
     }
     if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
