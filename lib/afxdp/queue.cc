@@ -113,18 +113,17 @@ afxdp_queue::bind_with_retries(const QueueConfig &cfg,
     uint16_t flags = cfg.bind_flags | nw | sg;
     int err = bind_waiting(cfg, flags, fail);
     int sg_err = 0;
-    if (sg && (err == -EINVAL || err == -EOPNOTSUPP)
-        && cfg.mtu_needs_multi_buffer) {
-        return failed(fail, err, "the MTU of %u needs multi-buffer AF_XDP "
-                      "(up to %u without), and the kernel refused "
-                      "XDP_USE_SG in this mode: %s",
-                      cfg.mtu_needs_multi_buffer, AFXDP_MAX_MTU_ONE_FRAME,
-                      std::strerror(-err));
-    }
     if (sg && (err == -EINVAL || err == -EOPNOTSUPP)) {
         // Before Linux 6.6 the flag is unknown (EINVAL); a zero-copy
         // driver without multi-buffer support refuses it (EOPNOTSUPP).
-        // Packets then stay one frame each.
+        // Packets then stay one frame each, unless the MTU needs more.
+        if (cfg.mtu_needs_multi_buffer) {
+            return failed(fail, err, "the MTU of %u needs multi-buffer "
+                          "AF_XDP (up to %u without), and the kernel "
+                          "refused XDP_USE_SG in this mode: %s",
+                          cfg.mtu_needs_multi_buffer,
+                          AFXDP_MAX_MTU_ONE_FRAME, std::strerror(-err));
+        }
         sg_err = err;
         flags &= uint16_t(~sg);
         err = bind_waiting(cfg, flags, fail);
