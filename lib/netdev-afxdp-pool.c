@@ -62,15 +62,18 @@ afxdp_packet_from_frame(struct afxdp_pool *pool,
                                              AFXDP_FRAME_HEADROOM);
         afxdp_rx_gather(pool, frame, dp_packet_data(packet));
         dp_packet_set_size(packet, frame->len);
-        return packet;
+    } else {
+        /* The packet may grow into the UMEM headroom in front of it
+         * (tunnel push), and up to the end of its frame. */
+        dp_packet_use_afxdp(packet, frame->data,
+                            AFXDP_FRAME_SIZE - AFXDP_XDP_HEADROOM,
+                            AFXDP_FRAME_HEADROOM);
+        dp_packet_set_size(packet, frame->len);
     }
-
-    /* The packet may grow into the UMEM headroom in front of it (tunnel
-     * push), and up to the end of its frame. */
-    dp_packet_use_afxdp(packet, frame->data,
-                        AFXDP_FRAME_SIZE - AFXDP_XDP_HEADROOM,
-                        AFXDP_FRAME_HEADROOM);
-    dp_packet_set_size(packet, frame->len);
+    if (frame->has_rx_hash) {
+        /* The driver's hash: dpif-netdev need not compute one. */
+        dp_packet_set_rss_hash(packet, frame->rx_hash);
+    }
     return packet;
 }
 

@@ -261,6 +261,14 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
             smap_add(smap, "multi_buffer_reason", info.multi_buffer_reason);
         }
         smap_add_format(smap, "max_mtu", "%u", info.max_mtu);
+        smap_add(smap, "rx_hash", info.rx_hash ? "true" : "false");
+        if (info.rx_hash_reason[0]) {
+            smap_add(smap, "rx_hash_reason", info.rx_hash_reason);
+        }
+        smap_add(smap, "rx_vlan", info.rx_vlan ? "true" : "false");
+        if (info.rx_vlan_reason[0]) {
+            smap_add(smap, "rx_vlan_reason", info.rx_vlan_reason);
+        }
         smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
         smap_add(smap, "xdp_prog_attached",
                  info.prog_attached ? "true" : "false");
@@ -889,6 +897,11 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
                   info.multi_buffer ? "true" : "false", info.max_mtu,
                   info.multi_buffer_reason[0] ? ": " : "",
                   info.multi_buffer_reason);
+    ds_put_format(s, "  packet hints: RX hash %s%s%s, VLAN tag %s%s%s\n",
+                  info.rx_hash ? "in use" : "not in use",
+                  info.rx_hash_reason[0] ? ": " : "", info.rx_hash_reason,
+                  info.rx_vlan ? "in use" : "not in use",
+                  info.rx_vlan_reason[0] ? ": " : "", info.rx_vlan_reason);
     ds_put_format(s, "  queues: %u, ring size %u, UMEM frames %u (%u KiB) "
                   "per queue\n", info.n_queues, info.ring_size,
                   info.n_frames, info.n_frames * (AFXDP_FRAME_SIZE / 1024));

@@ -151,6 +151,10 @@ struct afxdp_port_config {
                                     * least twice ring_size. */
     enum afxdp_sharing sharing;    /* options:shared_umem. */
     bool coalesce_tx_kicks;        /* options:coalesce_tx_kicks. */
+    bool rx_hints;                 /* options:rx_hints: in native mode, ask
+                                    * the driver for the packet's RSS hash
+                                    * and the VLAN tag it stripped, where
+                                    * kernel and driver give them. */
 };
 
 /* The configuration of a port that sets no option. */
@@ -284,6 +288,13 @@ struct afxdp_dev_info {
     unsigned max_mtu;                /* AFXDP_MAX_MTU_MULTI_BUFFER with
                                       * multi_buffer, else
                                       * AFXDP_MAX_MTU_ONE_FRAME. */
+    bool rx_hash;                    /* Packets come with the driver's RSS
+                                      * hash where it has one
+                                      * (afxdp_rx_frame.has_rx_hash). */
+    const char *rx_hash_reason;      /* Why not, if not; "" if so. */
+    bool rx_vlan;                    /* A VLAN tag the driver stripped is
+                                      * put back into the frame. */
+    const char *rx_vlan_reason;      /* Why not, if not; "" if so. */
 };
 void afxdp_dev_get_info(const struct afxdp_dev *, struct afxdp_dev_info *)
     AFXDP_NOEXCEPT;
@@ -310,6 +321,9 @@ struct afxdp_rx_frame {
                          * packet's length, and afxdp_rx_gather() copies it
                          * out.  0: a frame that continues the packet of an
                          * earlier entry ('len' is this frame's part). */
+    bool has_rx_hash;   /* The driver gave the packet an RSS hash (only
+                         * with afxdp_dev_info.rx_hash): */
+    uint32_t rx_hash;   /* ...this one. */
 };
 
 /* Copies the packet of 'head' (an entry with n_frames > 1, followed by its
@@ -409,6 +423,14 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     /* Received packets dropped because they span more frames than one     \
      * afxdp_queue_recv() may return. */                                    \
     AFXDP_STAT(rx_dropped_too_many_frames)                                  \
+    /* Of rx_packets, packets that came with the driver's RSS hash. */      \
+    AFXDP_STAT(rx_hash)                                                     \
+    /* Of rx_packets, packets whose VLAN tag the driver had stripped and    \
+     * our XDP program put back into the frame. */                          \
+    AFXDP_STAT(rx_vlan_restored)                                            \
+    /* Of rx_packets, packets whose stripped VLAN tag our XDP program could \
+     * not put back (no headroom): they arrive untagged. */                 \
+    AFXDP_STAT(rx_vlan_lost)                                                \
     /* poll() calls made because the fill ring's need_wakeup flag was set   \
      * and the RX ring was empty. */                                        \
     AFXDP_STAT(rx_wakeups)                                                  \

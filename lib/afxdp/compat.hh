@@ -81,6 +81,15 @@ inline constexpr uint32_t kProgHasFrags = BPF_F_XDP_HAS_FRAGS;
 inline constexpr uint32_t kProgHasFrags = 1U << 5;
 #endif
 
+// A program bound to one device (Linux 6.3), as XDP programs that read
+// packet hints with kfuncs must be: attachable in that device's driver
+// mode only.
+#ifdef BPF_F_XDP_DEV_BOUND_ONLY
+inline constexpr uint32_t kProgDevBoundOnly = BPF_F_XDP_DEV_BOUND_ONLY;
+#else
+inline constexpr uint32_t kProgDevBoundOnly = 1U << 6;
+#endif
+
 // The flags word of a ring that libxdp/libbpf set up, or nullptr where the
 // library predates need_wakeup.
 template <typename LibRing>

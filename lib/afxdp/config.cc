@@ -104,6 +104,7 @@ afxdp_port_config_default(struct afxdp_port_config *cfg) noexcept
     cfg->n_frames = AFXDP_DEFAULT_FRAMES;
     cfg->sharing = AFXDP_SHARE_AUTO;
     cfg->coalesce_tx_kicks = true;
+    cfg->rx_hints = true;
 }
 
 extern "C" int
@@ -155,6 +156,10 @@ afxdp_port_config_parse(const char *ifname, afxdp_option_lookup *lookup,
         && afxdp_parse_bool(s, &cfg.coalesce_tx_kicks, why, sizeof why)) {
         return option_error(ifname, "coalesce_tx_kicks", why, err, errlen);
     }
+    if ((s = get("rx_hints"))
+        && afxdp_parse_bool(s, &cfg.rx_hints, why, sizeof why)) {
+        return option_error(ifname, "rx_hints", why, err, errlen);
+    }
     if (afxdp_port_config_check(ifname, &cfg, err, errlen)) {
         return EINVAL;
     }
@@ -196,10 +201,12 @@ extern "C" bool
 afxdp_port_config_needs_reopen(const struct afxdp_port_config *a,
                                const struct afxdp_port_config *b) noexcept
 {
-    // Every option is a property of the sockets or of their UMEM.
+    // Every option is a property of the sockets, of their UMEM or of the
+    // XDP program.
     return a->n_queues != b->n_queues || a->mode != b->mode
            || a->use_need_wakeup != b->use_need_wakeup
            || a->ring_size != b->ring_size || a->n_frames != b->n_frames
            || a->sharing != b->sharing
-           || a->coalesce_tx_kicks != b->coalesce_tx_kicks;
+           || a->coalesce_tx_kicks != b->coalesce_tx_kicks
+           || a->rx_hints != b->rx_hints;
 }

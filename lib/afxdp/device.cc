@@ -157,14 +157,72 @@ afxdp_dev::take_pool(const afxdp_dev_config &cfg, bool share, char *why,
     return 0;
 }
 
+const afxdp::XskProgram &
+afxdp_dev::program_for(const afxdp_dev_config &cfg, afxdp_xdp_mode mode)
+    noexcept
+{
+    hinted_prog_ = afxdp::XskProgram();
+    if (!cfg.port.rx_hints) {
+        hash_why_ = vlan_why_ = "options:rx_hints is false";
+        return prog_;
+    }
+    if (mode == AFXDP_MODE_GENERIC) {
+        hash_why_ = vlan_why_ = "generic XDP mode has no packet hints "
+                                "(they need native mode)";
+        return prog_;
+    }
+    if (hints_failed_[0]) {
+        return prog_;   // Failed in an earlier mode: reasons already set.
+    }
+    hash_why_ = hint_support_.hash_why;
+    vlan_why_ = hint_support_.vlan_why;
+    if (!hint_support_.hints) {
+        return prog_;
+    }
+    auto p = prog_.with_hints(ifindex_, hint_support_);
+    if (!p.ok()) {
+        char why[96];
+        std::snprintf(why, sizeof why, "loading the XDP program with packet "
+                      "hints failed: %s", std::strerror(-p.error()));
+        without_hints(cfg, why);
+        return prog_;
+    }
+    hinted_prog_ = p.take();
+    return hinted_prog_;
+}
+
+void
+afxdp_dev::without_hints(const afxdp_dev_config &cfg, const char *why)
+    noexcept
+{
+    std::snprintf(hints_failed_, sizeof hints_failed_, "%s", why);
+    if (hint_support_.hints & afxdp::kHintHash) {
+        hash_why_ = hints_failed_;
+    }
+    if (hint_support_.hints & afxdp::kHintVlan) {
+        vlan_why_ = hints_failed_;
+    }
+    hinted_prog_ = afxdp::XskProgram();
+    afxdp::log(AFXDP_LOG_WARN, "%s: %s; going on without packet hints",
+               cfg.ifname, why);
+}
+
 int
 afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
                     size_t whylen) noexcept
 {
     const ModeSpec &spec = kModes[mode];
     last_umem_failed_ = false;
-    auto att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, prog_,
+    const afxdp::XskProgram *prog = &program_for(cfg, mode);
+    auto att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, *prog,
                                             spec.xdp_flags, why, whylen);
+    if (!att.ok() && prog->hints()) {
+        // Never lose the port for a hint: try the plain program.
+        without_hints(cfg, why);
+        prog = &prog_;
+        att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, *prog,
+                                           spec.xdp_flags, why, whylen);
+    }
     if (!att.ok()) {
         return att.error();
     }
@@ -179,7 +237,8 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.use_need_wakeup = cfg.port.use_need_wakeup;
         // Packets of several frames only reach a socket through a program
         // that takes them.
-        qc.multi_buffer = prog_.has_frags();
+        qc.multi_buffer = prog->has_frags();
+        qc.rx_meta = prog->hints() != 0;
         qc.mtu_needs_multi_buffer = mtu_ > AFXDP_MAX_MTU_ONE_FRAME
                                     ? mtu_ : 0;
         qc.in_place_copy_mode = cfg.port.sharing == AFXDP_SHARE_IN_PLACE;
@@ -200,7 +259,7 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
             return f.error;
         }
         queues_[q] = queue.take();
-        int err = prog_.add_socket(q, queues_[q]->fd());
+        int err = prog->add_socket(q, queues_[q]->fd());
         if (err) {
             std::snprintf(why, whylen, "adding queue %u's socket to the "
                           "XSKMAP failed: %s", q, std::strerror(-err));
@@ -259,6 +318,9 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     // A packet longer than one frame needs multi-buffer: an MTU above
     // that rules out every mode where it does not work.
     d->mtu_ = interface_mtu(cfg.ifname);
+    if (cfg.port.rx_hints) {
+        d->hint_support_ = afxdp::rx_hint_support(d->ifindex_);
+    }
     auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
     if (!prog.ok()) {
         std::snprintf(err, errlen, "%s: loading the XDP program failed: %s",
@@ -362,7 +424,7 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->n_queues = n_queues_;
     out->ring_size = ring_size_;
     out->n_frames = n_frames_;
-    out->prog_id = prog_.id();
+    out->prog_id = attached_program().id();
     afxdp_pool *p = pool_.get();
     out->umem_id = p ? p->id() : 0;
     out->umem_frames = p ? p->n_frames() : 0;
@@ -380,4 +442,9 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
                                  "multi-buffer packets (Linux 5.18)"
           : n_queues_ ? queues_[0]->multi_buffer_reason() : "";
     out->max_mtu = max_mtu();
+    const unsigned hints = attached_program().hints();
+    out->rx_hash = hints & afxdp::kHintHash;
+    out->rx_hash_reason = out->rx_hash ? "" : hash_why_;
+    out->rx_vlan = hints & afxdp::kHintVlan;
+    out->rx_vlan_reason = out->rx_vlan ? "" : vlan_why_;
 }

@@ -52,6 +52,17 @@ private:
     // Tries one mode: attach, then every queue.  Fills 'why' on failure.
     int try_mode(const afxdp_dev_config &, afxdp_xdp_mode, char *why,
                  size_t whylen) noexcept;
+    // The program for 'mode': with packet hints where the options, the
+    // mode, the kernel and the driver allow them, else the plain one.
+    // Says why not in hash_why_ and vlan_why_.
+    const afxdp::XskProgram &program_for(const afxdp_dev_config &,
+                                         afxdp_xdp_mode) noexcept;
+    // The program with hints failed 'why': drop it and say so.
+    void without_hints(const afxdp_dev_config &, const char *why) noexcept;
+    const afxdp::XskProgram &attached_program() const noexcept
+    {
+        return hinted_prog_.loaded() ? hinted_prog_ : prog_;
+    }
 
     // The device's reference to its frames' pool, given back after the
     // queues have returned what their rings held.
@@ -77,7 +88,8 @@ private:
     // reference, the attachment, the program, and the claim on the
     // interface.
     Claim claim_;
-    afxdp::XskProgram prog_;
+    afxdp::XskProgram prog_;          // Plain: runs in any mode.
+    afxdp::XskProgram hinted_prog_;   // With hints, if attached.
     afxdp::XdpAttachment attachment_;
     PoolRef pool_;
     std::unique_ptr<afxdp_queue> queues_[AFXDP_MAX_QUEUES];
@@ -91,6 +103,11 @@ private:
     unsigned n_frames_ = 0;
     char share_reason_[288] = "";   // Why sharing was asked and is not so.
     bool last_umem_failed_ = false; // try_mode failed registering a UMEM.
+    afxdp::HintSupport hint_support_;   // Of kernel and driver, at open.
+    const char *hash_why_ = "";     // Why the RX hash is not asked for.
+    const char *vlan_why_ = "";     // Why the VLAN tag is not put back.
+    char hints_failed_[256] = "";   // The program with hints did not load
+                                    // or attach: why.
 };
 
 #endif  // AFXDP_DEVICE_HH

@@ -92,6 +92,7 @@ afxdp_queue::create(const QueueConfig &cfg) noexcept
     q->tx_ = TxRing(ring_memory(q->lib_tx_));
 
     q->busy_polled_ = cfg.busy_polled;
+    q->rx_meta_ = cfg.rx_meta;
     q->setup_coalescing(cfg);
 
     // Give the kernel a full fill ring to receive into.

@@ -39,6 +39,8 @@ struct QueueConfig {
                               // mode; see TxKicker).
     bool busy_polled;         // RX polled in a busy loop: what it receives
                               // may be sent with a deferred kick.
+    bool rx_meta;             // Our program puts an RxMeta (hints.hh) in
+                              // front of each packet.
     unsigned ring_size;
     afxdp_pool *pool;         // The frames, possibly shared with queues of
                               // other devices; registered as this socket's
@@ -119,6 +121,8 @@ private:
 
     // Receive side (queue_rx.cc).
     void refill(unsigned *events) noexcept;
+    // Hands on the hints our program left in front of the 'n' entries.
+    void read_meta(afxdp_rx_frame *, uint32_t n) noexcept;
     void rx_wakeup_if_needed(unsigned *events, int *error) noexcept;
     uint32_t whole_packets(uint32_t *first, uint32_t n, uint32_t max)
         noexcept;
@@ -193,6 +197,7 @@ private:
     char coalesce_reason_[96] = "";  // Why not, if asked.
     bool filled_ = false;            // The fill ring was filled once.
     bool busy_polled_ = false;       // QueueConfig::busy_polled.
+    bool rx_meta_ = false;           // QueueConfig::rx_meta.
     uint32_t in_kernel_rx_ = 0;      // Frames in the fill or RX ring.
     uint32_t in_kernel_tx_ = 0;      // Frames in the TX or completion ring.
     afxdp_queue_stats stats_{};

@@ -3,7 +3,11 @@
 #include "queue.hh"
 
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
 #include <poll.h>
+
+#include "hints.hh"
 
 using namespace afxdp;
 
@@ -63,6 +67,35 @@ afxdp_queue::rx_wakeup_if_needed(unsigned *events, int *error) noexcept
         *events |= AFXDP_EV_RX_WAKEUP_ERR;
         *error = errno;
     }
+}
+
+// After the whole burst's lines were asked for, so that their misses
+// overlap.  Only a packet's first frame has the metadata.
+void
+afxdp_queue::read_meta(afxdp_rx_frame *out, uint32_t n) noexcept
+{
+    uint32_t hashed = 0, restored = 0, lost = 0;
+    for (uint32_t i = 0; i < n; i += out[i].n_frames) {
+        uint8_t *at = static_cast<uint8_t *>(out[i].data) - sizeof(RxMeta);
+        RxMeta m;
+        std::memcpy(&m, at, sizeof m);
+        if ((m.flags & kMetaMagicMask) != kMetaMagic) {
+            continue;   // The driver took no metadata for this one.
+        }
+        // Read once: where the driver cannot write metadata, a later
+        // packet in this frame must not find this one's.
+        std::memset(at + offsetof(RxMeta, flags), 0, sizeof m.flags);
+        if (m.flags & kMetaHash) {
+            out[i].rx_hash = m.hash;
+            out[i].has_rx_hash = true;
+            hashed++;
+        }
+        restored += (m.flags & kMetaVlanRestored) != 0;
+        lost += (m.flags & kMetaVlanLost) != 0;
+    }
+    stats_.rx_hash += hashed;
+    stats_.rx_vlan_restored += restored;
+    stats_.rx_vlan_lost += lost;
 }
 
 // How many of the 'n' entries peeked from 'first' (at most 'max') are
@@ -163,10 +196,14 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
         // And the packet's first line, which the caller parses next (OVS:
         // miniflow_extract), written moments ago by another core.
         __builtin_prefetch(area + d.addr, 0, 3);
+        if (rx_meta_) {
+            __builtin_prefetch(area + d.addr - sizeof(RxMeta), 0, 3);
+        }
         out[i].data = area + d.addr;
         out[i].len = d.len;
         out[i].index = index;
         out[i].meta = meta;
+        out[i].has_rx_hash = false;
         if (i == head) {
             out[i].n_frames = 1;
             packets++;
@@ -184,6 +221,9 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     }
     rx_.release();
     in_kernel_rx_ -= n;
+    if (rx_meta_) {
+        read_meta(out, n);
+    }
     if (kFrameDebug) {
         for (uint32_t i = 0; i < n; i++) {
             pool_->lend(&out[i].index, 1);

@@ -11,33 +11,310 @@
 #include <linux/if_link.h>
 
 #include "compat.hh"
+#include "hints.hh"
 #include "log.hh"
 
 namespace afxdp {
 namespace {
 
-// Instructions, spelled out: r2 = ctx->rx_queue_index; r1 = &xskmap;
-// r3 = XDP_PASS (the action when the map has no socket for the queue);
-// return bpf_redirect_map(r1, r2, r3).  'prog_flags': kProgHasFrags or 0.
-int
-load_program(int map_fd, uint32_t prog_flags) noexcept
+// A program under construction: instructions, and jumps to patch once
+// their target is known.
+class ProgramText {
+public:
+    static constexpr size_t kMax = 96;
+
+    void add(bpf_insn i) noexcept
+    {
+        if (n_ < kMax) {
+            insns_[n_] = i;
+        }
+        n_++;
+    }
+    // A conditional jump ('op': BPF_JEQ, ...) comparing 'dst' with 'imm',
+    // or with register 'src' when 'src' >= 0; returns it for patch().
+    size_t jump_if(uint8_t op, uint8_t dst, int32_t imm, int src = -1)
+        noexcept
+    {
+        add({uint8_t(BPF_JMP | op | (src >= 0 ? BPF_X : BPF_K)), dst,
+             uint8_t(src >= 0 ? src : 0), 0, src >= 0 ? 0 : imm});
+        return n_ - 1;
+    }
+    // The same on the low 32 bits of 'dst' only: for what a kfunc returns
+    // as int, whose upper half the verifier does not promise.
+    size_t jump32_if(uint8_t op, uint8_t dst, int32_t imm) noexcept
+    {
+        add({uint8_t(BPF_JMP32 | op | BPF_K), dst, 0, 0, imm});
+        return n_ - 1;
+    }
+    size_t jump() noexcept
+    {
+        add({BPF_JMP | BPF_JA, 0, 0, 0, 0});
+        return n_ - 1;
+    }
+    // Makes jump 'at' land on the next instruction added.
+    void patch(size_t at) noexcept
+    {
+        if (at < kMax) {
+            insns_[at].off = int16_t(n_ - at - 1);
+        }
+    }
+    bool ok() const noexcept { return n_ <= kMax; }
+    const bpf_insn *insns() const noexcept { return insns_; }
+    size_t size() const noexcept { return n_; }
+
+private:
+    bpf_insn insns_[kMax] = {};
+    size_t n_ = 0;
+};
+
+// The instructions we use, by name.
+constexpr bpf_insn
+mov(uint8_t dst, uint8_t src) noexcept
 {
-    const bpf_insn insns[] = {
-        {BPF_LDX | BPF_MEM | BPF_W, 2, 1,
-         int16_t(offsetof(xdp_md, rx_queue_index)), 0},
-        {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd},
-        {0, 0, 0, 0, 0},
-        {BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, XDP_PASS},
-        {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect_map},
-        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-    };
+    return {BPF_ALU64 | BPF_MOV | BPF_X, dst, src, 0, 0};
+}
+constexpr bpf_insn
+mov_imm(uint8_t dst, int32_t imm) noexcept
+{
+    return {BPF_ALU64 | BPF_MOV | BPF_K, dst, 0, 0, imm};
+}
+constexpr bpf_insn
+add_imm(uint8_t dst, int32_t imm) noexcept
+{
+    return {BPF_ALU64 | BPF_ADD | BPF_K, dst, 0, 0, imm};
+}
+constexpr bpf_insn
+or_imm(uint8_t dst, int32_t imm) noexcept
+{
+    return {BPF_ALU64 | BPF_OR | BPF_K, dst, 0, 0, imm};
+}
+constexpr bpf_insn
+and_imm(uint8_t dst, int32_t imm) noexcept
+{
+    return {BPF_ALU64 | BPF_AND | BPF_K, dst, 0, 0, imm};
+}
+// dst = *(size *)(src + off); 'size': BPF_W, BPF_H, BPF_DW.
+constexpr bpf_insn
+load(uint8_t size, uint8_t dst, uint8_t src, int16_t off) noexcept
+{
+    return {uint8_t(BPF_LDX | BPF_MEM | size), dst, src, off, 0};
+}
+// *(size *)(dst + off) = src.
+constexpr bpf_insn
+store(uint8_t size, uint8_t dst, int16_t off, uint8_t src) noexcept
+{
+    return {uint8_t(BPF_STX | BPF_MEM | size), dst, src, off, 0};
+}
+constexpr bpf_insn
+store_imm(uint8_t size, uint8_t dst, int16_t off, int32_t imm) noexcept
+{
+    return {uint8_t(BPF_ST | BPF_MEM | size), dst, 0, off, imm};
+}
+constexpr bpf_insn
+to_be16(uint8_t dst) noexcept
+{
+    return {BPF_ALU | BPF_END | BPF_TO_BE, dst, 0, 0, 16};
+}
+constexpr bpf_insn
+call(int32_t helper) noexcept
+{
+    return {BPF_JMP | BPF_CALL, 0, 0, 0, helper};
+}
+constexpr bpf_insn
+call_kfunc(uint32_t btf_id) noexcept
+{
+    return {BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0,
+            int32_t(btf_id)};
+}
+constexpr bpf_insn
+exit_insn() noexcept
+{
+    return {BPF_JMP | BPF_EXIT, 0, 0, 0, 0};
+}
+
+constexpr int16_t kCtxData = offsetof(xdp_md, data);
+constexpr int16_t kCtxDataEnd = offsetof(xdp_md, data_end);
+constexpr int16_t kCtxDataMeta = offsetof(xdp_md, data_meta);
+constexpr int16_t kCtxQueue = offsetof(xdp_md, rx_queue_index);
+constexpr int kEthAddrs = 12;    // Destination and source MAC.
+constexpr int kEthHeader = 14;
+constexpr int kVlanHeader = 4;
+// XDP_RSS_L4 of the kernel's enum xdp_rss_hash_type (include/net/xdp.h,
+// not uapi): the hash covers the L4 ports.
+constexpr int32_t kRssL4 = 1 << 3;
+
+// The VLAN tag the driver stripped, put back into the frame after the MAC
+// addresses (r6: ctx; r7: the metadata flags).
+void
+put_back_vlan_tag(ProgramText &t, uint32_t kfunc) noexcept
+{
+    // Only a frame with an Ethernet header can take it.
+    t.add(load(BPF_W, 2, 6, kCtxData));
+    t.add(load(BPF_W, 3, 6, kCtxDataEnd));
+    t.add(add_imm(2, kEthHeader));
+    size_t runt = t.jump_if(BPF_JGT, 2, 0, 3);
+    // bpf_xdp_metadata_rx_vlan_tag(ctx, &proto at fp-6, &tci at fp-8).
+    t.add(store_imm(BPF_DW, 10, -8, 0));
+    t.add(mov(1, 6));
+    t.add(mov(2, 10));
+    t.add(add_imm(2, -6));
+    t.add(mov(3, 10));
+    t.add(add_imm(3, -8));
+    t.add(call_kfunc(kfunc));
+    size_t untagged = t.jump32_if(BPF_JNE, 0, 0);
+    // Room for the tag in front, then the MACs move into it.
+    t.add(mov(1, 6));
+    t.add(mov_imm(2, -kVlanHeader));
+    t.add(call(BPF_FUNC_xdp_adjust_head));
+    size_t no_room = t.jump_if(BPF_JNE, 0, 0);
+    t.add(load(BPF_W, 2, 6, kCtxData));
+    t.add(load(BPF_W, 3, 6, kCtxDataEnd));
+    t.add(mov(4, 2));
+    t.add(add_imm(4, kEthHeader + kVlanHeader));
+    size_t short_frame = t.jump_if(BPF_JGT, 4, 0, 3);
+    for (int16_t off = 0; off < kEthAddrs; off += 2) {
+        t.add(load(BPF_H, 4, 2, int16_t(off + kVlanHeader)));
+        t.add(store(BPF_H, 2, off, 4));
+    }
+    t.add(load(BPF_H, 4, 10, -6));           // TPID, already big-endian.
+    t.add(store(BPF_H, 2, kEthAddrs, 4));
+    t.add(load(BPF_H, 4, 10, -8));           // TCI, in host order.
+    t.add(to_be16(4));
+    t.add(store(BPF_H, 2, kEthAddrs + 2, 4));
+    t.add(or_imm(7, int32_t(kMetaVlanRestored)));
+    size_t done = t.jump();
+    // Never taken (the frame had its 14 bytes), but the verifier needs the
+    // check: give the 4 bytes back rather than leave them in front.
+    t.patch(short_frame);
+    t.add(mov(1, 6));
+    t.add(mov_imm(2, kVlanHeader));
+    t.add(call(BPF_FUNC_xdp_adjust_head));
+    t.patch(no_room);
+    t.add(or_imm(7, int32_t(kMetaVlanLost)));
+    t.patch(runt);
+    t.patch(untagged);
+    t.patch(done);
+}
+
+// The driver's RSS hash into r8, with kMetaHash in r7, if it has one over
+// the L4 ports: OVS's select groups (dp_hash) take the packet's hash as
+// it is, and one over the addresses alone would put every flow between
+// two hosts into one bucket.  Without it OVS computes its own.
+void
+read_hash(ProgramText &t, uint32_t kfunc) noexcept
+{
+    // bpf_xdp_metadata_rx_hash(ctx, &hash at fp-16, &type at fp-12).
+    t.add(store_imm(BPF_DW, 10, -16, 0));
+    t.add(mov(1, 6));
+    t.add(mov(2, 10));
+    t.add(add_imm(2, -16));
+    t.add(mov(3, 10));
+    t.add(add_imm(3, -12));
+    t.add(call_kfunc(kfunc));
+    size_t none = t.jump32_if(BPF_JNE, 0, 0);
+    t.add(load(BPF_W, 4, 10, -12));
+    t.add(and_imm(4, kRssL4));
+    size_t not_l4 = t.jump_if(BPF_JEQ, 4, 0);
+    t.add(load(BPF_W, 8, 10, -16));
+    t.add(or_imm(7, int32_t(kMetaHash)));
+    t.patch(none);
+    t.patch(not_l4);
+}
+
+// Writes the RxMeta (r8: hash, r7: flags) in front of the packet.
+void
+write_meta(ProgramText &t) noexcept
+{
+    t.add(mov(1, 6));
+    t.add(mov_imm(2, -int32_t(sizeof(RxMeta))));
+    t.add(call(BPF_FUNC_xdp_adjust_meta));
+    size_t no_meta = t.jump_if(BPF_JNE, 0, 0);
+    t.add(load(BPF_W, 2, 6, kCtxDataMeta));
+    t.add(load(BPF_W, 3, 6, kCtxData));
+    t.add(mov(4, 2));
+    t.add(add_imm(4, sizeof(RxMeta)));
+    size_t too_short = t.jump_if(BPF_JGT, 4, 0, 3);
+    t.add(store(BPF_W, 2, offsetof(RxMeta, hash), 8));
+    t.add(store(BPF_W, 2, offsetof(RxMeta, flags), 7));
+    t.patch(no_meta);
+    t.patch(too_short);
+}
+
+// What to load: the plain program, or one bound to a device that asks its
+// driver for hints first.
+struct ProgramSpec {
+    int map_fd;
+    uint32_t prog_flags;      // kProgHasFrags, kProgDevBoundOnly.
+    int ifindex;              // Device-bound: the device; else 0.
+    unsigned hints;           // RxHint bits.
+    const HintSupport *kfuncs;
+};
+
+// r0 = bpf_redirect_map(&xskmap, ctx->rx_queue_index, XDP_PASS): to the
+// queue's socket, or to the kernel stack when the queue has none.  r1: ctx.
+void
+redirect_to_socket(ProgramText &t, int map_fd) noexcept
+{
+    t.add(load(BPF_W, 2, 1, kCtxQueue));
+    t.add({BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd});
+    t.add({0, 0, 0, 0, 0});
+    t.add(mov_imm(3, XDP_PASS));
+    t.add(call(BPF_FUNC_redirect_map));
+}
+
+// The plain program is the redirect alone, five instructions.  With hints
+// the redirect is decided first, and only a packet bound for a socket
+// takes them: one passed to the kernel must reach it as the driver gave
+// it, its VLAN tag still beside the frame, not also back in it.  The
+// redirect happens once the program returns, so the packet may change
+// after the call.  Registers kept across calls: r6 ctx, r7 the RxMeta
+// flags, r8 its hash, r9 the verdict.
+void
+build(ProgramText &t, const ProgramSpec &spec) noexcept
+{
+    if (!spec.hints) {
+        redirect_to_socket(t, spec.map_fd);
+        t.add(exit_insn());
+        return;
+    }
+    t.add(mov(6, 1));
+    redirect_to_socket(t, spec.map_fd);
+    t.add(mov(9, 0));
+    size_t passed = t.jump_if(BPF_JNE, 9, XDP_REDIRECT);
+    t.add(mov_imm(7, int32_t(kMetaMagic)));
+    t.add(mov_imm(8, 0));
+    if (spec.hints & kHintVlan) {
+        put_back_vlan_tag(t, spec.kfuncs->vlan_kfunc);
+    }
+    if (spec.hints & kHintHash) {
+        read_hash(t, spec.kfuncs->hash_kfunc);
+    }
+    write_meta(t);
+    t.patch(passed);
+    t.add(mov(0, 9));
+    t.add(exit_insn());
+}
+
+// Returns the program's fd, or -errno.  -EINVAL with kProgHasFrags in the
+// flags is returned quietly: a kernel that does not know the flag, and the
+// caller tries without.
+int
+load_program(const ProgramSpec &spec) noexcept
+{
+    ProgramText t;
+    build(t, spec);
+    if (!t.ok()) {
+        log(AFXDP_LOG_ERR, "our XDP program outgrew its %zu instructions",
+            ProgramText::kMax);
+        return -E2BIG;
+    }
     static char verifier_log[4096];
-    LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = prog_flags,
-                .log_level = 0);
-    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, kProgName, "GPL", insns,
-                           sizeof insns / sizeof insns[0], &opts);
-    if (fd == -EINVAL && prog_flags) {
-        // A kernel that does not know the flag: the caller tries without.
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = spec.prog_flags,
+                .prog_ifindex = uint32_t(spec.ifindex), .log_level = 0);
+    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, kProgName, "GPL", t.insns(),
+                           t.size(), &opts);
+    if (fd == -EINVAL && (spec.prog_flags & compat::kProgHasFrags)
+        && !spec.hints) {
         return fd;
     }
     if (fd < 0) {
@@ -46,14 +323,15 @@ load_program(int map_fd, uint32_t prog_flags) noexcept
         opts.log_buf = verifier_log;
         opts.log_size = sizeof verifier_log;
         opts.log_level = 1;
-        int fd2 = bpf_prog_load(BPF_PROG_TYPE_XDP, kProgName, "GPL", insns,
-                                sizeof insns / sizeof insns[0], &opts);
+        int fd2 = bpf_prog_load(BPF_PROG_TYPE_XDP, kProgName, "GPL",
+                                t.insns(), t.size(), &opts);
         if (fd2 >= 0) {
             close(fd2);
         }
-        log(AFXDP_LOG_ERR, "loading the XDP program failed: %s%s%s",
-            std::strerror(-err), verifier_log[0] ? "; verifier: " : "",
-            verifier_log);
+        log(spec.hints ? AFXDP_LOG_INFO : AFXDP_LOG_ERR,
+            "loading the XDP program%s failed: %s%s%s",
+            spec.hints ? " with packet hints" : "", std::strerror(-err),
+            verifier_log[0] ? "; verifier: " : "", verifier_log);
         return err;
     }
     return fd;
@@ -115,13 +393,15 @@ XskProgram::load(unsigned max_queues) noexcept
         return Result<XskProgram>::failure(map);
     }
     p.map_ = Fd(map);
-    // The program only redirects: it reads nothing past the first
-    // buffer, so it can take packets of several (multi-buffer).  A kernel
-    // before 5.18 rejects the flag; then packets stay one buffer each.
-    int prog = load_program(map, compat::kProgHasFrags);
+    // The program reads nothing past the first buffer, so it can take
+    // packets of several (multi-buffer).  A kernel before 5.18 rejects the
+    // flag; then packets stay one buffer each.
+    ProgramSpec spec = {map, compat::kProgHasFrags, 0, 0, nullptr};
+    int prog = load_program(spec);
     p.has_frags_ = prog >= 0;
     if (prog == -EINVAL) {
-        prog = load_program(map, 0);
+        spec.prog_flags = 0;
+        prog = load_program(spec);
     }
     if (prog < 0) {
         return Result<XskProgram>::failure(prog);
@@ -131,8 +411,33 @@ XskProgram::load(unsigned max_queues) noexcept
     return p;
 }
 
+Result<XskProgram>
+XskProgram::with_hints(int ifindex, const HintSupport &support) const
+    noexcept
+{
+    XskProgram p;
+    int map = fcntl(map_.get(), F_DUPFD_CLOEXEC, 0);
+    if (map < 0) {
+        return Result<XskProgram>::failure(-errno);
+    }
+    p.map_ = Fd(map);
+    ProgramSpec spec = {map,
+                        compat::kProgDevBoundOnly
+                        | (has_frags_ ? compat::kProgHasFrags : 0),
+                        ifindex, support.hints, &support};
+    int prog = load_program(spec);
+    if (prog < 0) {
+        return Result<XskProgram>::failure(prog);
+    }
+    p.prog_ = Fd(prog);
+    p.id_ = prog_id_of_fd(prog);
+    p.has_frags_ = has_frags_;
+    p.hints_ = support.hints;
+    return p;
+}
+
 int
-XskProgram::add_socket(unsigned qid, int sock_fd) noexcept
+XskProgram::add_socket(unsigned qid, int sock_fd) const noexcept
 {
     uint32_t key = qid;
     int value = sock_fd;

@@ -2,16 +2,19 @@
 //
 // The program is five instructions: redirect each packet to the AF_XDP
 // socket of its RX queue through an XSKMAP, or pass it to the kernel stack
-// when that queue has no socket.  We load it ourselves (no dispatcher, no
-// object file) so that attaching it never needs libxdp's multi-program
-// dispatcher, which many kernels refuse, and so that a program of ours left
-// behind by a killed process can be recognised by its name.
+// when that queue has no socket.  A variant bound to one device also asks
+// its driver for packet hints (hints.hh) for what goes to a socket.  We
+// load it ourselves (no dispatcher, no object file) so that attaching it
+// never needs libxdp's multi-program dispatcher, which many kernels
+// refuse, and so that a program of ours left behind by a killed process
+// can be recognised by its name.
 #ifndef AFXDP_XDP_PROG_HH
 #define AFXDP_XDP_PROG_HH
 
 #include <cstdint>
 
 #include "fd.hh"
+#include "hints.hh"
 #include "result.hh"
 
 namespace afxdp {
@@ -22,20 +25,30 @@ inline constexpr char kProgName[] = "ovs_afxdp_xsk";   // <= 15 characters.
 class XskProgram {
 public:
     static Result<XskProgram> load(unsigned max_queues) noexcept;
+    // The same program with the hints of 'support', bound to the device
+    // 'ifindex' (so attachable in its driver mode only), sharing this
+    // program's socket map.
+    Result<XskProgram> with_hints(int ifindex, const HintSupport &support)
+        const noexcept;
 
+    bool loaded() const noexcept { return bool(prog_); }
     int prog_fd() const noexcept { return prog_.get(); }
     uint32_t id() const noexcept { return id_; }
     // Loaded as able to take packets of several buffers (multi-buffer).
     bool has_frags() const noexcept { return has_frags_; }
+    // RxHint bits it asks for; with any, each packet it redirects has an
+    // RxMeta in front of it.
+    unsigned hints() const noexcept { return hints_; }
 
     // Steers queue 'qid' to the AF_XDP socket 'sock_fd'.
-    int add_socket(unsigned qid, int sock_fd) noexcept;
+    int add_socket(unsigned qid, int sock_fd) const noexcept;
 
 private:
     Fd map_;          // BPF_MAP_TYPE_XSKMAP, queue id -> socket.
     Fd prog_;         // The XDP program.
     uint32_t id_ = 0; // Kernel program id.
     bool has_frags_ = false;
+    unsigned hints_ = 0;
 };
 
 // The program attached to one interface in one mode.  Detaches on

@@ -84,6 +84,7 @@ TEST(PortConfig, NoOptionsGiveTheDefaults)
     EXPECT_EQ(cfg.n_frames, unsigned(AFXDP_DEFAULT_FRAMES));
     EXPECT_EQ(cfg.sharing, AFXDP_SHARE_AUTO);
     EXPECT_TRUE(cfg.coalesce_tx_kicks);
+    EXPECT_TRUE(cfg.rx_hints);
 
     afxdp_port_config def;
     afxdp_port_config_default(&def);
@@ -99,7 +100,8 @@ TEST(PortConfig, EveryOptionAtOnce)
                                        {"ring_size", "512"},
                                        {"umem_frames", "1024"},
                                        {"shared_umem", "true"},
-                                       {"coalesce_tx_kicks", "false"}});
+                                       {"coalesce_tx_kicks", "false"},
+                                       {"rx_hints", "false"}});
     EXPECT_EQ(cfg.n_queues, 4u);
     EXPECT_EQ(cfg.mode, AFXDP_MODE_GENERIC);
     EXPECT_FALSE(cfg.use_need_wakeup);
@@ -107,6 +109,7 @@ TEST(PortConfig, EveryOptionAtOnce)
     EXPECT_EQ(cfg.n_frames, 1024u);
     EXPECT_EQ(cfg.sharing, AFXDP_SHARE_IN_PLACE);
     EXPECT_FALSE(cfg.coalesce_tx_kicks);
+    EXPECT_FALSE(cfg.rx_hints);
 }
 
 TEST(PortConfig, UnknownOptionsAreNotOurs)
@@ -187,6 +190,7 @@ TEST(PortConfig, EachBadValueNamesItsOption)
         {"coalesce_tx_kicks", "sometimes",
          "option coalesce_tx_kicks: invalid value 'sometimes'"},
         {"use_need_wakeup", "", "option use_need_wakeup: invalid value ''"},
+        {"rx_hints", "maybe", "option rx_hints: invalid value 'maybe'"},
         {"n_rxq", "abc", "option n_rxq: invalid value 'abc'"},
     };
     for (const auto &c : cases) {
@@ -212,7 +216,8 @@ TEST(PortConfig, EveryChangeNeedsAReopenAndNothingElseDoes)
                              Options{{"ring_size", "1024"}},
                              Options{{"umem_frames", "8192"}},
                              Options{{"shared_umem", "false"}},
-                             Options{{"coalesce_tx_kicks", "false"}}}) {
+                             Options{{"coalesce_tx_kicks", "false"}},
+                             Options{{"rx_hints", "false"}}}) {
         afxdp_port_config changed = config_of(o);
         EXPECT_TRUE(afxdp_port_config_needs_reopen(&base, &changed))
             << o.begin()->first;

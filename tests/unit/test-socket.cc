@@ -28,8 +28,14 @@
 //      (after EBUSY retries: see ReopenRightAfterCloseNeedsNoRetry);
 //      a program of ours left by a dead process is removed; anyone else's
 //      program is left alone and named in the error.
+//  11. Packet hints in native mode: each packet comes with the driver's
+//      RSS hash (one per flow), and a VLAN tag the sender offloaded (a tc
+//      program on B, tc-vlan.hh) is back in the frame; generic mode and
+//      options:rx_hints=false have neither, and say why.
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <atomic>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -57,6 +63,7 @@
 
 #include "afxdp.h"
 #include "netns.hh"
+#include "tc-vlan.hh"
 
 using afxdp_test::VethNetns;
 
@@ -1960,4 +1967,285 @@ TEST_F(Coalescing, WithoutCoalescingEverySendKicks)
     EXPECT_EQ(stats_of(q_).tx_kicks_deferred, 0u);
     EXPECT_EQ(stats_of(q_).tx_kicks, 1u);
     peer_gets(0, 4, 500);
+}
+
+// --- 11. Packet hints -----------------------------------------------------
+
+namespace {
+
+const uint16_t kVlan = 10;
+
+// A UDP/IPv4 frame of flow 'flow' (its source port), numbered 'seq' in
+// its payload (kMagic, then the number).
+std::vector<uint8_t>
+udp_frame(uint16_t flow, uint32_t seq)
+{
+    std::vector<uint8_t> f(14 + 20 + 8 + sizeof kMagic + 4, 0);
+    std::memset(&f[0], 0xff, 6);
+    f[6] = 0x02;
+    f[11] = 0x01;
+    f[12] = 0x08;                           // IPv4.
+    uint8_t *ip = &f[14];
+    ip[0] = 0x45;
+    uint16_t ip_len = htons(uint16_t(f.size() - 14));
+    std::memcpy(&ip[2], &ip_len, 2);
+    ip[8] = 64;
+    ip[9] = 17;                             // UDP.
+    const uint8_t addrs[8] = {10, 0, 0, 1, 10, 0, 0, 2};
+    std::memcpy(&ip[12], addrs, 8);
+    uint8_t *udp = &ip[20];
+    uint16_t ports[2] = {htons(flow), htons(9)};
+    std::memcpy(udp, ports, 4);
+    uint16_t udp_len = htons(uint16_t(f.size() - 34));
+    std::memcpy(&udp[4], &udp_len, 2);
+    std::memcpy(&udp[8], kMagic, sizeof kMagic);
+    uint32_t be = htonl(seq);
+    std::memcpy(&udp[8 + sizeof kMagic], &be, 4);
+    return f;
+}
+
+// The number of a frame udp_frame() made, or -1.
+int64_t
+udp_seq_of(const void *data, size_t len)
+{
+    const uint8_t *p = static_cast<const uint8_t *>(data);
+    if (len != 14 + 20 + 8 + sizeof kMagic + 4 || p[12] != 0x08
+        || p[13] != 0 || std::memcmp(p + 42, kMagic, sizeof kMagic)) {
+        return -1;
+    }
+    uint32_t be;
+    std::memcpy(&be, p + 42 + sizeof kMagic, 4);
+    return ntohl(be);
+}
+
+// Receives whatever arrives for about 'ms' milliseconds, up to 'want'
+// packets, each copied out with its hash; the frames go back at once.
+struct Received {
+    std::vector<uint8_t> data;
+    bool has_hash;
+    uint32_t hash;
+};
+std::vector<Received>
+receive_copies(afxdp_queue *q, size_t want, int ms = 2000)
+{
+    std::vector<Received> got;
+    afxdp_pool *pool = afxdp_queue_pool(q);
+    for (int i = 0; i < ms && got.size() < want; i++) {
+        afxdp_rx_frame frames[32];
+        int error = 0;
+        unsigned events = 0;
+        size_t n = afxdp_queue_recv(q, frames, 32, nullptr, &events, &error);
+        for (size_t k = 0; k < n; k++) {
+            const uint8_t *d = static_cast<const uint8_t *>(frames[k].data);
+            got.push_back({std::vector<uint8_t>(d, d + frames[k].len),
+                           frames[k].has_rx_hash, frames[k].rx_hash});
+            afxdp_pool_put(pool, frames[k].data);
+        }
+        if (n == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    return got;
+}
+
+bool
+send_raw(const char *ifname, const std::vector<uint8_t> &f)
+{
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    sockaddr_ll sll = {};
+    sll.sll_family = AF_PACKET;
+    sll.sll_ifindex = int(if_nametoindex(ifname));
+    bool ok = fd >= 0
+              && sendto(fd, f.data(), f.size(), 0,
+                        reinterpret_cast<sockaddr *>(&sll), sizeof sll)
+                 == ssize_t(f.size());
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
+}
+
+class Hints : public Veth {
+protected:
+    // Opens end A in 'mode'; '*info' gets its state.
+    Dev open(afxdp_xdp_mode mode, bool rx_hints, afxdp_dev_info *info)
+    {
+        afxdp_dev_config cfg = config(net_.a(), mode);
+        cfg.port.rx_hints = rx_hints;
+        Dev d = open_dev(cfg);
+        if (d) {
+            afxdp_dev_get_info(d.get(), info);
+        }
+        return d;
+    }
+};
+
+}  // namespace
+
+TEST_F(Hints, NativeModeHandsOverTheDriversHashOnePerFlow)
+{
+    afxdp_dev_info info;
+    Dev dev = open(AFXDP_MODE_NATIVE, true, &info);
+    ASSERT_TRUE(dev);
+    if (!info.rx_hash) {
+        GTEST_SKIP() << "no RX hash here: " << info.rx_hash_reason;
+    }
+    EXPECT_STREQ(info.rx_hash_reason, "");
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+
+    const uint16_t kFlows = 8;
+    const uint32_t n = 64;
+    for (uint32_t i = 0; i < n; i++) {
+        ASSERT_TRUE(send_raw(net_.b(), udp_frame(1000 + i % kFlows, i)));
+    }
+    std::vector<Received> got = receive_copies(q, n);
+    ASSERT_EQ(got.size(), size_t(n));
+    std::map<uint16_t, uint32_t> hash_of_flow;
+    for (const Received &r : got) {
+        int64_t seq = udp_seq_of(r.data.data(), r.data.size());
+        ASSERT_GE(seq, 0) << "not a test frame";
+        ASSERT_TRUE(r.has_hash) << "frame " << seq;
+        uint16_t flow = uint16_t(1000 + seq % kFlows);
+        auto it = hash_of_flow.emplace(flow, r.hash).first;
+        EXPECT_EQ(it->second, r.hash) << "flow " << flow << " changed hash";
+    }
+    std::set<uint32_t> hashes;
+    for (const auto &fh : hash_of_flow) {
+        hashes.insert(fh.second);
+    }
+    EXPECT_EQ(hashes.size(), size_t(kFlows)) << "flows share a hash";
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.rx_hash, st.rx_packets);
+    expect_frames_add_up(q, 0);
+}
+
+TEST_F(Hints, NativeModePutsAnOffloadedVlanTagBackIntoTheFrame)
+{
+    ASSERT_EQ(afxdp_test::tc_vlan_attach(net_.b(), kVlan), "");
+    afxdp_dev_info info;
+    Dev dev = open(AFXDP_MODE_NATIVE, true, &info);
+    ASSERT_TRUE(dev);
+    if (!info.rx_vlan) {
+        GTEST_SKIP() << "no RX VLAN tag here: " << info.rx_vlan_reason;
+    }
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+
+    // Frames of every length from 60 bytes on, each tagged on its way out
+    // of B, outside the frame.
+    const uint32_t n = 40;
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+    ASSERT_EQ(peer.send_frames(0, n), n);
+    std::vector<Received> got = receive_copies(q, n);
+    ASSERT_EQ(got.size(), size_t(n));
+    for (uint32_t i = 0; i < n; i++) {
+        std::vector<uint8_t> &f = got[i].data;
+        ASSERT_GE(f.size(), 18u);
+        // 802.1Q, PCP 0, VID kVlan, right after the MAC addresses...
+        EXPECT_EQ(f[12], 0x81);
+        EXPECT_EQ(f[13], 0x00);
+        EXPECT_EQ((f[14] << 8 | f[15]), kVlan);
+        // ...and the frame as sent around it.
+        f.erase(f.begin() + 12, f.begin() + 16);
+        EXPECT_TRUE(is_frame(f.data(), f.size(), i));
+    }
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.rx_vlan_restored, uint64_t(n));
+    EXPECT_EQ(st.rx_vlan_lost, 0u);
+    expect_frames_add_up(q, 0);
+}
+
+TEST_F(Hints, GenericModeHasNoneAndSaysWhy)
+{
+    afxdp_dev_info info;
+    Dev dev = open(AFXDP_MODE_GENERIC, true, &info);
+    ASSERT_TRUE(dev);
+    EXPECT_FALSE(info.rx_hash);
+    EXPECT_FALSE(info.rx_vlan);
+    EXPECT_NE(std::strstr(info.rx_hash_reason, "generic"), nullptr)
+        << info.rx_hash_reason;
+    EXPECT_NE(std::strstr(info.rx_vlan_reason, "generic"), nullptr)
+        << info.rx_vlan_reason;
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    ASSERT_TRUE(send_raw(net_.b(), udp_frame(1000, 0)));
+    std::vector<Received> got = receive_copies(q, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_FALSE(got[0].has_hash);
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.rx_hash, 0u);
+}
+
+TEST_F(Hints, OptionOffLeavesThemOutInNativeModeToo)
+{
+    afxdp_dev_info info;
+    Dev dev = open(AFXDP_MODE_NATIVE, false, &info);
+    ASSERT_TRUE(dev);
+    EXPECT_FALSE(info.rx_hash);
+    EXPECT_FALSE(info.rx_vlan);
+    EXPECT_STREQ(info.rx_hash_reason, "options:rx_hints is false");
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    ASSERT_TRUE(send_raw(net_.b(), udp_frame(1000, 0)));
+    std::vector<Received> got = receive_copies(q, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_FALSE(got[0].has_hash);
+    EXPECT_EQ(udp_seq_of(got[0].data.data(), got[0].data.size()), 0);
+}
+
+TEST_F(Hints, TaggedJumboFramesArriveWholeWithTheirTag)
+{
+    for (const char *end : {net_.a(), net_.b()}) {
+        ASSERT_EQ(net_.link_set(end, "mtu 9000"), "");
+    }
+    ASSERT_EQ(afxdp_test::tc_vlan_attach(net_.b(), kVlan), "");
+    afxdp_dev_info info;
+    Dev dev = open(AFXDP_MODE_NATIVE, true, &info);
+    ASSERT_TRUE(dev);
+    if (!info.rx_vlan || !info.multi_buffer) {
+        GTEST_SKIP() << "needs the RX VLAN tag (" << info.rx_vlan_reason
+                     << ") and multi-buffer (" << info.multi_buffer_reason
+                     << ")";
+    }
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    afxdp_pool *pool = afxdp_queue_pool(q);
+
+    // Each length of kJumboLens, tagged outside the frame: the tag goes
+    // into the first of the packet's frames.
+    const uint32_t n = sizeof kJumboLens / sizeof kJumboLens[0];
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+    ASSERT_EQ(peer.send_frames(kJumbo, n), n);
+    uint32_t seq = kJumbo;
+    for (int i = 0; i < 2000 && seq < kJumbo + n; i++) {
+        afxdp_rx_frame frames[32];
+        int error = 0;
+        unsigned events = 0;
+        size_t k = afxdp_queue_recv(q, frames, 32, nullptr, &events, &error);
+        for (size_t j = 0; j < k; j += frames[j].n_frames) {
+            std::vector<uint8_t> f(frames[j].len);
+            if (frames[j].n_frames > 1) {
+                afxdp_rx_gather(pool, &frames[j], f.data());
+            } else {
+                std::memcpy(f.data(), frames[j].data, f.size());
+                afxdp_pool_put(pool, frames[j].data);
+            }
+            ASSERT_EQ(f.size(), frame_len(seq) + 4) << "frame " << seq;
+            EXPECT_EQ((f[12] << 8 | f[13]), 0x8100) << "frame " << seq;
+            EXPECT_EQ((f[14] << 8 | f[15]), kVlan) << "frame " << seq;
+            f.erase(f.begin() + 12, f.begin() + 16);
+            EXPECT_TRUE(is_frame(f.data(), f.size(), seq));
+            seq++;
+        }
+        if (k == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    EXPECT_EQ(seq, kJumbo + n) << "packets missing";
+    afxdp_queue_stats st;
+    afxdp_queue_get_stats(q, &st);
+    EXPECT_EQ(st.rx_vlan_restored, uint64_t(n));
+    EXPECT_GT(st.rx_multi_frame, 0u);
+    expect_frames_add_up(q, 0);
 }
