@@ -73,25 +73,11 @@ mov(uint8_t dst, uint8_t src) noexcept
 {
     return {BPF_ALU64 | BPF_MOV | BPF_X, dst, src, 0, 0};
 }
+// dst OP= imm, on 64 bits ('op': BPF_MOV, BPF_ADD, BPF_OR, BPF_AND).
 constexpr bpf_insn
-mov_imm(uint8_t dst, int32_t imm) noexcept
+alu_imm(uint8_t op, uint8_t dst, int32_t imm) noexcept
 {
-    return {BPF_ALU64 | BPF_MOV | BPF_K, dst, 0, 0, imm};
-}
-constexpr bpf_insn
-add_imm(uint8_t dst, int32_t imm) noexcept
-{
-    return {BPF_ALU64 | BPF_ADD | BPF_K, dst, 0, 0, imm};
-}
-constexpr bpf_insn
-or_imm(uint8_t dst, int32_t imm) noexcept
-{
-    return {BPF_ALU64 | BPF_OR | BPF_K, dst, 0, 0, imm};
-}
-constexpr bpf_insn
-and_imm(uint8_t dst, int32_t imm) noexcept
-{
-    return {BPF_ALU64 | BPF_AND | BPF_K, dst, 0, 0, imm};
+    return {uint8_t(BPF_ALU64 | op | BPF_K), dst, 0, 0, imm};
 }
 // dst = *(size *)(src + off); 'size': BPF_W, BPF_H, BPF_DW.
 constexpr bpf_insn
@@ -151,26 +137,26 @@ put_back_vlan_tag(ProgramText &t, uint32_t kfunc) noexcept
     // Only a frame with an Ethernet header can take it.
     t.add(load(BPF_W, 2, 6, kCtxData));
     t.add(load(BPF_W, 3, 6, kCtxDataEnd));
-    t.add(add_imm(2, kEthHeader));
+    t.add(alu_imm(BPF_ADD, 2, kEthHeader));
     size_t runt = t.jump_if(BPF_JGT, 2, 0, 3);
     // bpf_xdp_metadata_rx_vlan_tag(ctx, &proto at fp-6, &tci at fp-8).
     t.add(store_imm(BPF_DW, 10, -8, 0));
     t.add(mov(1, 6));
     t.add(mov(2, 10));
-    t.add(add_imm(2, -6));
+    t.add(alu_imm(BPF_ADD, 2, -6));
     t.add(mov(3, 10));
-    t.add(add_imm(3, -8));
+    t.add(alu_imm(BPF_ADD, 3, -8));
     t.add(call_kfunc(kfunc));
     size_t untagged = t.jump32_if(BPF_JNE, 0, 0);
     // Room for the tag in front, then the MACs move into it.
     t.add(mov(1, 6));
-    t.add(mov_imm(2, -kVlanHeader));
+    t.add(alu_imm(BPF_MOV, 2, -kVlanHeader));
     t.add(call(BPF_FUNC_xdp_adjust_head));
     size_t no_room = t.jump_if(BPF_JNE, 0, 0);
     t.add(load(BPF_W, 2, 6, kCtxData));
     t.add(load(BPF_W, 3, 6, kCtxDataEnd));
     t.add(mov(4, 2));
-    t.add(add_imm(4, kEthHeader + kVlanHeader));
+    t.add(alu_imm(BPF_ADD, 4, kEthHeader + kVlanHeader));
     size_t short_frame = t.jump_if(BPF_JGT, 4, 0, 3);
     for (int16_t off = 0; off < kEthAddrs; off += 2) {
         t.add(load(BPF_H, 4, 2, int16_t(off + kVlanHeader)));
@@ -181,16 +167,16 @@ put_back_vlan_tag(ProgramText &t, uint32_t kfunc) noexcept
     t.add(load(BPF_H, 4, 10, -8));           // TCI, in host order.
     t.add(to_be16(4));
     t.add(store(BPF_H, 2, kEthAddrs + 2, 4));
-    t.add(or_imm(7, int32_t(kMetaVlanRestored)));
+    t.add(alu_imm(BPF_OR, 7, int32_t(kMetaVlanRestored)));
     size_t done = t.jump();
     // Never taken (the frame had its 14 bytes), but the verifier needs the
     // check: give the 4 bytes back rather than leave them in front.
     t.patch(short_frame);
     t.add(mov(1, 6));
-    t.add(mov_imm(2, kVlanHeader));
+    t.add(alu_imm(BPF_MOV, 2, kVlanHeader));
     t.add(call(BPF_FUNC_xdp_adjust_head));
     t.patch(no_room);
-    t.add(or_imm(7, int32_t(kMetaVlanLost)));
+    t.add(alu_imm(BPF_OR, 7, int32_t(kMetaVlanLost)));
     t.patch(runt);
     t.patch(untagged);
     t.patch(done);
@@ -207,16 +193,16 @@ read_hash(ProgramText &t, uint32_t kfunc) noexcept
     t.add(store_imm(BPF_DW, 10, -16, 0));
     t.add(mov(1, 6));
     t.add(mov(2, 10));
-    t.add(add_imm(2, -16));
+    t.add(alu_imm(BPF_ADD, 2, -16));
     t.add(mov(3, 10));
-    t.add(add_imm(3, -12));
+    t.add(alu_imm(BPF_ADD, 3, -12));
     t.add(call_kfunc(kfunc));
     size_t none = t.jump32_if(BPF_JNE, 0, 0);
     t.add(load(BPF_W, 4, 10, -12));
-    t.add(and_imm(4, kRssL4));
+    t.add(alu_imm(BPF_AND, 4, kRssL4));
     size_t not_l4 = t.jump_if(BPF_JEQ, 4, 0);
     t.add(load(BPF_W, 8, 10, -16));
-    t.add(or_imm(7, int32_t(kMetaHash)));
+    t.add(alu_imm(BPF_OR, 7, int32_t(kMetaHash)));
     t.patch(none);
     t.patch(not_l4);
 }
@@ -226,13 +212,13 @@ void
 write_meta(ProgramText &t) noexcept
 {
     t.add(mov(1, 6));
-    t.add(mov_imm(2, -int32_t(sizeof(RxMeta))));
+    t.add(alu_imm(BPF_MOV, 2, -int32_t(sizeof(RxMeta))));
     t.add(call(BPF_FUNC_xdp_adjust_meta));
     size_t no_meta = t.jump_if(BPF_JNE, 0, 0);
     t.add(load(BPF_W, 2, 6, kCtxDataMeta));
     t.add(load(BPF_W, 3, 6, kCtxData));
     t.add(mov(4, 2));
-    t.add(add_imm(4, sizeof(RxMeta)));
+    t.add(alu_imm(BPF_ADD, 4, sizeof(RxMeta)));
     size_t too_short = t.jump_if(BPF_JGT, 4, 0, 3);
     t.add(store(BPF_W, 2, offsetof(RxMeta, hash), 8));
     t.add(store(BPF_W, 2, offsetof(RxMeta, flags), 7));
@@ -258,7 +244,7 @@ redirect_to_socket(ProgramText &t, int map_fd) noexcept
     t.add(load(BPF_W, 2, 1, kCtxQueue));
     t.add({BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map_fd});
     t.add({0, 0, 0, 0, 0});
-    t.add(mov_imm(3, XDP_PASS));
+    t.add(alu_imm(BPF_MOV, 3, XDP_PASS));
     t.add(call(BPF_FUNC_redirect_map));
 }
 
@@ -281,8 +267,8 @@ build(ProgramText &t, const ProgramSpec &spec) noexcept
     redirect_to_socket(t, spec.map_fd);
     t.add(mov(9, 0));
     size_t passed = t.jump_if(BPF_JNE, 9, XDP_REDIRECT);
-    t.add(mov_imm(7, int32_t(kMetaMagic)));
-    t.add(mov_imm(8, 0));
+    t.add(alu_imm(BPF_MOV, 7, int32_t(kMetaMagic)));
+    t.add(alu_imm(BPF_MOV, 8, 0));
     if (spec.hints & kHintVlan) {
         put_back_vlan_tag(t, spec.kfuncs->vlan_kfunc);
     }
