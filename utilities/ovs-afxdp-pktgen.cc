@@ -1,13 +1,18 @@
 // ovs-afxdp-pktgen: traffic generator and sink for the benchmark.
 //
 //   ovs-afxdp-pktgen gen IFNAME SECONDS [--size N] [--flows N]
-//                        [--dst-mac MAC]
+//                        [--dst-mac MAC] [--skb]
 //       Transmits UDP frames out of IFNAME for SECONDS with an XDP program
 //       run by BPF_PROG_RUN on live frames (BPF_F_TEST_XDP_LIVE_FRAMES):
 //       the program returns XDP_TX, which the kernel turns into a transmit
 //       on IFNAME, so no socket and no stack is involved.  With --flows N
 //       the program rewrites the UDP source port of each frame, cycling
 //       over N values packet by packet.
+//       With --skb, transmits through a packet socket instead (sendmmsg,
+//       bypassing the qdisc), slower: each frame then reaches a veth peer
+//       as a socket buffer, as from any sender through the stack, and not
+//       as an XDP frame.  veth gives XDP programs an RX hash for those
+//       only.
 //       Prints "sent PACKETS SECONDS MPPS".
 //
 //   ovs-afxdp-pktgen sink IFNAME SECONDS
@@ -28,10 +33,12 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/if_packet.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <net/if.h>
 #include <string>
+#include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -222,6 +229,59 @@ gen(const char *ifname, double seconds, size_t size, unsigned flows,
     return 0;
 }
 
+// gen --skb: the same frames through a packet socket, one per flow in
+// turn, in batches of 64 per sendmmsg().
+int
+gen_skb(const char *ifname, double seconds, size_t size, unsigned flows,
+        const uint8_t dst_mac[6])
+{
+    int ifindex = int(if_nametoindex(ifname));
+    if (!ifindex) {
+        return fail(ifname, errno);
+    }
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return fail("packet socket", errno);
+    }
+    int one = 1;
+    setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
+    sockaddr_ll sll = {};
+    sll.sll_family = AF_PACKET;
+    sll.sll_ifindex = ifindex;
+    if (bind(fd, reinterpret_cast<sockaddr *>(&sll), sizeof sll)) {
+        return fail("binding the packet socket", errno);
+    }
+    std::vector<std::vector<uint8_t>> frames;
+    for (unsigned i = 0; i < (flows ? flows : 1); i++) {
+        frames.push_back(make_frame(size, uint16_t(1024 + i), dst_mac));
+    }
+    constexpr unsigned kBatch = 64;
+    iovec iov[kBatch];
+    mmsghdr msgs[kBatch] = {};
+    uint64_t sent = 0;
+    size_t next = 0;
+    auto start = Clock::now();
+    auto end = start + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end) {
+        for (unsigned i = 0; i < kBatch; i++) {
+            std::vector<uint8_t> &f = frames[next++ % frames.size()];
+            iov[i] = {f.data(), f.size()};
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        int n = sendmmsg(fd, msgs, kBatch, 0);
+        if (n < 0 && errno != ENOBUFS && errno != EAGAIN) {
+            return fail("sendmmsg", errno);
+        }
+        sent += n > 0 ? uint64_t(n) : 0;
+    }
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("sent %llu %.3f %.3f\n", (unsigned long long) sent, secs,
+                sent / secs / 1e6);
+    close(fd);
+    return 0;
+}
+
 int
 sink(const char *ifname, double seconds)
 {
@@ -282,7 +342,7 @@ usage()
 {
     std::fprintf(stderr,
                  "usage: ovs-afxdp-pktgen gen IFNAME SECONDS [--size N] "
-                 "[--flows N] [--dst-mac MAC]\n"
+                 "[--flows N] [--dst-mac MAC] [--skb]\n"
                  "       ovs-afxdp-pktgen sink IFNAME SECONDS\n");
     return 2;
 }
@@ -310,8 +370,17 @@ main(int argc, char **argv)
     size_t size = 64;
     unsigned flows = 1;
     uint8_t mac[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
-    for (int i = 4; i + 1 < argc; i += 2) {
+    bool skb = false;
+    for (int i = 4; i < argc; i += 2) {
         std::string opt = argv[i];
+        if (opt == "--skb") {
+            skb = true;
+            i--;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            return usage();
+        }
         if (opt == "--size") {
             size = size_t(std::atoi(argv[i + 1]));
         } else if (opt == "--flows") {
@@ -325,5 +394,7 @@ main(int argc, char **argv)
         }
     }
     // Our frames are 'size' bytes on the wire including a 4-byte FCS.
-    return gen(ifname, seconds, size >= 64 ? size - 4 : 60, flows, mac);
+    size_t len = size >= 64 ? size - 4 : 60;
+    return skb ? gen_skb(ifname, seconds, len, flows, mac)
+               : gen(ifname, seconds, len, flows, mac);
 }
