@@ -129,6 +129,24 @@ constexpr int kVlanHeader = 4;
 // not uapi): the hash covers the L4 ports.
 constexpr int32_t kRssL4 = 1 << 3;
 
+// Calls kfunc(ctx, fp+out1, fp+out2), r6 being ctx, with the 8-byte
+// stack slot that holds both outputs (it starts at the lower) zeroed; returns the jump to
+// patch, taken when the kfunc fails (returns nonzero).
+size_t
+call_kfunc_into_stack(ProgramText &t, uint32_t kfunc, int16_t out1,
+                      int16_t out2) noexcept
+{
+    const int16_t slot = out1 < out2 ? out1 : out2;   // 8-byte aligned.
+    t.add(store_imm(BPF_DW, 10, slot, 0));
+    t.add(mov(1, 6));
+    t.add(mov(2, 10));
+    t.add(alu_imm(BPF_ADD, 2, out1));
+    t.add(mov(3, 10));
+    t.add(alu_imm(BPF_ADD, 3, out2));
+    t.add(call_kfunc(kfunc));
+    return t.jump32_if(BPF_JNE, 0, 0);
+}
+
 // The VLAN tag the driver stripped, put back into the frame after the MAC
 // addresses (r6: ctx; r7: the metadata flags).
 void
@@ -140,14 +158,7 @@ put_back_vlan_tag(ProgramText &t, uint32_t kfunc) noexcept
     t.add(alu_imm(BPF_ADD, 2, kEthHeader));
     size_t runt = t.jump_if(BPF_JGT, 2, 0, 3);
     // bpf_xdp_metadata_rx_vlan_tag(ctx, &proto at fp-6, &tci at fp-8).
-    t.add(store_imm(BPF_DW, 10, -8, 0));
-    t.add(mov(1, 6));
-    t.add(mov(2, 10));
-    t.add(alu_imm(BPF_ADD, 2, -6));
-    t.add(mov(3, 10));
-    t.add(alu_imm(BPF_ADD, 3, -8));
-    t.add(call_kfunc(kfunc));
-    size_t untagged = t.jump32_if(BPF_JNE, 0, 0);
+    size_t untagged = call_kfunc_into_stack(t, kfunc, -6, -8);
     // Room for the tag in front, then the MACs move into it.
     t.add(mov(1, 6));
     t.add(alu_imm(BPF_MOV, 2, -kVlanHeader));
@@ -190,14 +201,7 @@ void
 read_hash(ProgramText &t, uint32_t kfunc) noexcept
 {
     // bpf_xdp_metadata_rx_hash(ctx, &hash at fp-16, &type at fp-12).
-    t.add(store_imm(BPF_DW, 10, -16, 0));
-    t.add(mov(1, 6));
-    t.add(mov(2, 10));
-    t.add(alu_imm(BPF_ADD, 2, -16));
-    t.add(mov(3, 10));
-    t.add(alu_imm(BPF_ADD, 3, -12));
-    t.add(call_kfunc(kfunc));
-    size_t none = t.jump32_if(BPF_JNE, 0, 0);
+    size_t none = call_kfunc_into_stack(t, kfunc, -16, -12);
     t.add(load(BPF_W, 4, 10, -12));
     t.add(alu_imm(BPF_AND, 4, kRssL4));
     size_t not_l4 = t.jump_if(BPF_JEQ, 4, 0);
