@@ -174,6 +174,11 @@ afxdp_dev::program_for(const afxdp_dev_config &cfg, afxdp_xdp_mode mode)
     if (hints_failed_[0]) {
         return prog_;   // Failed in an earlier mode: reasons already set.
     }
+    if (!hint_support_asked_) {
+        // Only for a native mode: generic never needs the kernel's BTF.
+        hint_support_ = afxdp::rx_hint_support(ifindex_);
+        hint_support_asked_ = true;
+    }
     hash_why_ = hint_support_.hash_why;
     vlan_why_ = hint_support_.vlan_why;
     if (!hint_support_.hints) {
@@ -318,9 +323,6 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     // A packet longer than one frame needs multi-buffer: an MTU above
     // that rules out every mode where it does not work.
     d->mtu_ = interface_mtu(cfg.ifname);
-    if (cfg.port.rx_hints) {
-        d->hint_support_ = afxdp::rx_hint_support(d->ifindex_);
-    }
     auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
     if (!prog.ok()) {
         std::snprintf(err, errlen, "%s: loading the XDP program failed: %s",

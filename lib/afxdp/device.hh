@@ -103,7 +103,8 @@ private:
     unsigned n_frames_ = 0;
     char share_reason_[288] = "";   // Why sharing was asked and is not so.
     bool last_umem_failed_ = false; // try_mode failed registering a UMEM.
-    afxdp::HintSupport hint_support_;   // Of kernel and driver, at open.
+    afxdp::HintSupport hint_support_;   // Of kernel and driver, asked
+    bool hint_support_asked_ = false;   // at the first native mode tried.
     const char *hash_why_ = "";     // Why the RX hash is not asked for.
     const char *vlan_why_ = "";     // Why the VLAN tag is not put back.
     char hints_failed_[256] = "";   // The program with hints did not load
