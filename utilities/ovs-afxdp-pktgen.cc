@@ -86,6 +86,15 @@ lookup_slot0(int map)
     };
 }
 
+// Prints "WHAT PACKETS SECONDS MPPS" for 'n' packets since 'start'.
+void
+report(const char *what, uint64_t n, Clock::time_point start)
+{
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("%s %llu %.3f %.3f\n", what, (unsigned long long) n, secs,
+                n / secs / 1e6);
+}
+
 uint16_t
 ip_checksum(const void *p, size_t len)
 {
@@ -219,9 +228,7 @@ gen(const char *ifname, double seconds, size_t size, unsigned flows,
         }
         sent += uint64_t(repeat);
     }
-    double secs = std::chrono::duration<double>(Clock::now() - start).count();
-    std::printf("sent %llu %.3f %.3f\n", (unsigned long long) sent, secs,
-                sent / secs / 1e6);
+    report("sent", sent, start);
     close(prog);
     if (map >= 0) {
         close(map);
@@ -275,9 +282,7 @@ gen_skb(const char *ifname, double seconds, size_t size, unsigned flows,
         }
         sent += n > 0 ? uint64_t(n) : 0;
     }
-    double secs = std::chrono::duration<double>(Clock::now() - start).count();
-    std::printf("sent %llu %.3f %.3f\n", (unsigned long long) sent, secs,
-                sent / secs / 1e6);
+    report("sent", sent, start);
     close(fd);
     return 0;
 }
@@ -330,10 +335,8 @@ sink(const char *ifname, double seconds)
     auto start = Clock::now();
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     uint64_t got = total() - before;
-    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    report("received", got, start);
     bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, nullptr);
-    std::printf("received %llu %.3f %.3f\n", (unsigned long long) got, secs,
-                got / secs / 1e6);
     return 0;
 }
 
