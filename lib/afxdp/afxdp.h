@@ -537,6 +537,113 @@ void afxdp_queue_get_wakeup_flags(struct afxdp_queue *, bool *fill,
  * traffic has stopped: anything else is a leaked frame. */
 unsigned afxdp_retired_pools(void) AFXDP_NOEXCEPT;
 
+/* ------------------------------------------------------------------ */
+/* Flow offload: megaflows our XDP program executes.                  */
+/* ------------------------------------------------------------------ */
+
+/* The packet fields our XDP program parses, laid out as it stores them:
+ * a megaflow's match is one of these for the values and one for the
+ * mask.  Values are as OVS's struct flow holds them (multi-byte fields
+ * in network byte order), and a field the packet does not have is zero,
+ * as OVS's flow extraction leaves it: so a masked compare here decides
+ * exactly what OVS's classifier decides on the same fields.  80 bytes, no
+ * holes: the program hashes and compares it whole. */
+struct afxdp_flow_key {
+    uint8_t dl_dst[6];
+    uint8_t dl_src[6];
+    uint16_t dl_type;        /* After the VLAN tag, if any. */
+    uint16_t vlan_tci;       /* OVS's convention: 0x1000 (CFI) set if the
+                              * packet has a tag; 0 if none. */
+    uint8_t nw_src[16];      /* IPv4 and ARP SPA: first 4 bytes. IPv6. */
+    uint8_t nw_dst[16];      /* IPv4 and ARP TPA: first 4 bytes. IPv6. */
+    uint32_t ipv6_label;
+    uint8_t nw_proto;        /* ARP: the opcode's low byte. */
+    uint8_t nw_tos;          /* DSCP and ECN. */
+    uint8_t nw_ttl;          /* TTL, or IPv6 hop limit. */
+    uint8_t nw_frag;         /* OVS's FLOW_NW_FRAG_ANY (1), _LATER (2). */
+    uint16_t tp_src;         /* TCP/UDP/SCTP port; ICMP type. */
+    uint16_t tp_dst;         /* TCP/UDP/SCTP port; ICMP code. */
+    uint8_t arp_sha[6];
+    uint8_t arp_tha[6];
+    uint16_t tcp_flags;
+    uint8_t pad[6];          /* Zero in key and mask. */
+};
+
+/* A megaflow's match.  in_port is the device the flow is put on. */
+struct afxdp_flow_match {
+    struct afxdp_flow_key key;
+    struct afxdp_flow_key mask;
+    /* The first field of the megaflow's mask that afxdp_flow_key cannot
+     * hold (tunnel, conntrack, metadata, MPLS, a second VLAN, ...), named
+     * for the operator; NULL if none.  Such a flow is not offloaded. */
+    const char *unparsed_field;
+};
+
+enum afxdp_flow_action_type {
+    AFXDP_ACTION_OUTPUT,     /* To 'output'. */
+    AFXDP_ACTION_DROP,       /* OVS's explicit drop: must come last. */
+    AFXDP_ACTION_PUSH_VLAN,  /* 'push_vlan'. */
+    AFXDP_ACTION_POP_VLAN,
+    AFXDP_ACTION_SET_ETH,    /* 'set_eth': masked Ethernet addresses. */
+    AFXDP_ACTION_OTHER,      /* Anything else: 'other' names it. */
+};
+
+struct afxdp_flow_action {
+    enum afxdp_flow_action_type type;
+    union {
+        struct {
+            int ifindex;          /* The target interface. */
+            bool xdp_target;      /* It is an afxdp port that takes XDP
+                                   * redirects now (see afxdp_dev_info). */
+            const char *name;     /* For messages. */
+        } output;
+        struct {
+            uint16_t tpid;        /* 0x8100 or 0x88a8, host order. */
+            uint16_t tci;         /* Host order; CFI (0x1000) as OVS sets
+                                   * it, ignored. */
+        } push_vlan;
+        struct {
+            uint8_t src[6], src_mask[6];
+            uint8_t dst[6], dst_mask[6];
+        } set_eth;
+        const char *other;        /* "ct", "recirc", "userspace", ... */
+    };
+};
+
+/* Why a megaflow is not executed in XDP, each counted per port.  With
+ * 'match_field' the flow goes to userspace as if there were no fast path;
+ * with every other reason it is partially offloaded: the XDP program
+ * still finds it and hands its mark to OVS with the packet. */
+#define AFXDP_OFFLOAD_REFUSALS                                              \
+    /* The match uses a field our XDP program does not parse. */            \
+    AFXDP_REFUSAL(match_field, "match on a field XDP does not parse")       \
+    /* An action XDP cannot execute exactly: conntrack, recirculation,      \
+     * meters, sampling, userspace, tunnels, setting other fields. */        \
+    AFXDP_REFUSAL(action, "an action XDP cannot execute")                   \
+    /* More than one output (a flood, a mirror): XDP sends a packet to one  \
+     * place. */                                                            \
+    AFXDP_REFUSAL(several_outputs, "more than one output")                  \
+    /* Output to a port that is not an afxdp port taking XDP redirects. */  \
+    AFXDP_REFUSAL(output_target, "output to a port XDP cannot redirect to") \
+    /* A VLAN push or pop where the match leaves open whether the packet    \
+     * is tagged, or that would make two tags. */                           \
+    AFXDP_REFUSAL(vlan, "VLAN push or pop on a tag the match leaves open")  \
+    /* Actions after a drop. */                                             \
+    AFXDP_REFUSAL(after_drop, "actions after a drop")
+
+enum afxdp_offload_refusal {
+#define AFXDP_REFUSAL(NAME, TEXT) AFXDP_REFUSED_##NAME,
+    AFXDP_OFFLOAD_REFUSALS
+#undef AFXDP_REFUSAL
+    AFXDP_REFUSED_N
+};
+
+/* The refusal's counter name ("match_field") and its sentence. */
+const char *afxdp_offload_refusal_name(enum afxdp_offload_refusal)
+    AFXDP_NOEXCEPT;
+const char *afxdp_offload_refusal_text(enum afxdp_offload_refusal)
+    AFXDP_NOEXCEPT;
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -1,0 +1,303 @@
+// Megaflows in XDP: translate() and FlowTable (see flow.hh).
+#include "flow.hh"
+
+#include <cerrno>
+#include <cstring>
+
+namespace afxdp {
+
+namespace {
+
+constexpr uint16_t kVlanCfi = 0x1000;   // OVS's "has a tag" bit.
+
+// Network byte order of a 16-bit field, without <arpa/inet.h>'s macros
+// (the key is compared as bytes).
+uint16_t
+be16_bits(uint16_t host)
+{
+    const uint8_t b[2] = {uint8_t(host >> 8), uint8_t(host)};
+    uint16_t v;
+    std::memcpy(&v, b, 2);
+    return v;
+}
+
+// What the match pins down about the packet's VLAN tag, and so about
+// every push or pop the actions make.
+enum class Tag { kUnknown, kAbsent, kPresent };
+
+Tag
+tag_in(const afxdp_flow_match &m)
+{
+    const uint16_t cfi = be16_bits(kVlanCfi);
+    if (!(m.mask.vlan_tci & cfi)) {
+        return Tag::kUnknown;
+    }
+    return m.key.vlan_tci & cfi ? Tag::kPresent : Tag::kAbsent;
+}
+
+Translation
+refused(Translation t, afxdp_offload_refusal why, const char *detail)
+{
+    t.refusal = why;
+    t.detail = detail;
+    t.flow.verdict = Verdict::kToSocket;
+    t.flow.refusal = why;
+    return t;
+}
+
+// The walk over the actions: the packet's tag as the actions leave it,
+// the rewrites so far, and the one output.
+struct Walk {
+    Tag tag;
+    bool tag_changed = false;
+    uint16_t tpid = 0, tci = 0;
+    bool dropped = false;
+    const afxdp_flow_action *output = nullptr;
+    std::array<uint8_t, 6> src{}, src_mask{}, dst{}, dst_mask{};
+};
+
+// Later set_eth bits override earlier ones, as OVS applies them in turn.
+void
+merge_eth(std::array<uint8_t, 6> &value, std::array<uint8_t, 6> &mask,
+          const uint8_t *set, const uint8_t *set_mask)
+{
+    for (size_t i = 0; i < 6; i++) {
+        value[i] = (value[i] & ~set_mask[i]) | (set[i] & set_mask[i]);
+        mask[i] |= set_mask[i];
+    }
+}
+
+}  // namespace
+
+afxdp_flow_key
+masked(const afxdp_flow_key &key, const afxdp_flow_key &mask)
+{
+    afxdp_flow_key out;
+    const auto *k = reinterpret_cast<const uint8_t *>(&key);
+    const auto *m = reinterpret_cast<const uint8_t *>(&mask);
+    auto *o = reinterpret_cast<uint8_t *>(&out);
+    for (size_t i = 0; i < sizeof out; i++) {
+        o[i] = k[i] & m[i];
+    }
+    return out;
+}
+
+bool
+key_equal(const afxdp_flow_key &a, const afxdp_flow_key &b)
+{
+    return !std::memcmp(&a, &b, sizeof a);
+}
+
+Translation
+translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
+          size_t n_actions, uint32_t mark)
+{
+    Translation t;
+    t.flow.mask = match.mask;
+    std::memset(t.flow.mask.pad, 0, sizeof t.flow.mask.pad);
+    t.flow.key = masked(match.key, t.flow.mask);
+    t.flow.mark = mark;
+    if (match.unparsed_field) {
+        return refused(t, AFXDP_REFUSED_match_field, match.unparsed_field);
+    }
+
+    Walk w{tag_in(match)};
+    for (size_t i = 0; i < n_actions; i++) {
+        const afxdp_flow_action &a = actions[i];
+        if (w.dropped) {
+            return refused(t, AFXDP_REFUSED_after_drop, nullptr);
+        }
+        switch (a.type) {
+        case AFXDP_ACTION_OUTPUT:
+            if (w.output) {
+                return refused(t, AFXDP_REFUSED_several_outputs,
+                               a.output.name);
+            }
+            if (!a.output.xdp_target || a.output.ifindex <= 0) {
+                return refused(t, AFXDP_REFUSED_output_target,
+                               a.output.name);
+            }
+            w.output = &a;
+            break;
+        case AFXDP_ACTION_DROP:
+            w.dropped = true;
+            break;
+        case AFXDP_ACTION_PUSH_VLAN:
+            // One tag at most: the program builds no 802.1ad stacks.
+            if (w.tag != Tag::kAbsent
+                || (a.push_vlan.tpid != 0x8100
+                    && a.push_vlan.tpid != 0x88a8)) {
+                return refused(t, AFXDP_REFUSED_vlan, "push_vlan");
+            }
+            if (!w.output) {
+                w.tag = Tag::kPresent;
+                w.tag_changed = true;
+                w.tpid = a.push_vlan.tpid;
+                w.tci = a.push_vlan.tci & ~kVlanCfi;
+            }
+            break;
+        case AFXDP_ACTION_POP_VLAN:
+            if (w.tag != Tag::kPresent) {
+                return refused(t, AFXDP_REFUSED_vlan, "pop_vlan");
+            }
+            if (!w.output) {
+                w.tag = Tag::kAbsent;
+                w.tag_changed = true;
+            }
+            break;
+        case AFXDP_ACTION_SET_ETH:
+            // After the one output a rewrite changes nothing anyone sees.
+            if (!w.output) {
+                merge_eth(w.src, w.src_mask, a.set_eth.src,
+                          a.set_eth.src_mask);
+                merge_eth(w.dst, w.dst_mask, a.set_eth.dst,
+                          a.set_eth.dst_mask);
+            }
+            break;
+        case AFXDP_ACTION_OTHER:
+        default:
+            return refused(t, AFXDP_REFUSED_action,
+                           a.type == AFXDP_ACTION_OTHER ? a.other : nullptr);
+        }
+    }
+
+    XdpFlow &f = t.flow;
+    if (!w.output) {
+        // No output, or an explicit drop: OVS drops it too.
+        f.verdict = Verdict::kDrop;
+        return t;
+    }
+    f.verdict = Verdict::kRedirect;
+    f.ifindex = w.output->output.ifindex;
+    f.eth_src = w.src;
+    f.eth_src_mask = w.src_mask;
+    f.eth_dst = w.dst;
+    f.eth_dst_mask = w.dst_mask;
+    if (w.tag_changed) {
+        Tag in = tag_in(match);
+        if (w.tag == Tag::kAbsent) {
+            f.vlan = in == Tag::kPresent ? VlanOp::kPop : VlanOp::kNone;
+        } else {
+            f.vlan = in == Tag::kPresent ? VlanOp::kReplace : VlanOp::kPush;
+            f.tpid = w.tpid;
+            f.tci = w.tci;
+        }
+    }
+    return t;
+}
+
+int
+FlowTable::mask_index(const afxdp_flow_key &mask) const
+{
+    for (size_t i = 0; i < masks_.size(); i++) {
+        if (key_equal(masks_[i], mask)) {
+            return int(i);
+        }
+    }
+    return -1;
+}
+
+void
+FlowTable::unref_mask(const afxdp_flow_key &mask)
+{
+    int i = mask_index(mask);
+    if (i >= 0 && !--mask_refs_[i]) {
+        masks_.erase(masks_.begin() + i);
+        mask_refs_.erase(mask_refs_.begin() + i);
+    }
+}
+
+int
+FlowTable::put(const std::array<uint32_t, 4> &ufid, const XdpFlow &flow)
+{
+    auto old = flows_.find(ufid);
+    bool same_mask = old != flows_.end()
+                     && key_equal(old->second.mask, flow.mask);
+    int m = mask_index(flow.mask);
+    if (old == flows_.end() && flows_.size() >= kMaxFlows) {
+        return -ENOSPC;
+    }
+    // A replaced flow that was its mask's last user makes room for one.
+    bool frees_mask = old != flows_.end() && !same_mask
+                      && mask_refs_[mask_index(old->second.mask)] == 1;
+    if (m < 0 && masks_.size() - frees_mask >= kMaxMasks) {
+        return -ENOSPC;
+    }
+    if (old != flows_.end() && !same_mask) {
+        unref_mask(old->second.mask);
+        m = mask_index(flow.mask);
+    }
+    if (m < 0) {
+        masks_.push_back(flow.mask);
+        mask_refs_.push_back(1);
+    } else if (!same_mask) {
+        mask_refs_[m]++;
+    }
+    flows_[ufid] = flow;
+    return 0;
+}
+
+int
+FlowTable::del(const std::array<uint32_t, 4> &ufid)
+{
+    auto it = flows_.find(ufid);
+    if (it == flows_.end()) {
+        return -ENOENT;
+    }
+    unref_mask(it->second.mask);
+    flows_.erase(it);
+    return 0;
+}
+
+const XdpFlow *
+FlowTable::find(const std::array<uint32_t, 4> &ufid) const
+{
+    auto it = flows_.find(ufid);
+    return it == flows_.end() ? nullptr : &it->second;
+}
+
+const XdpFlow *
+FlowTable::lookup(const afxdp_flow_key &packet) const
+{
+    for (const afxdp_flow_key &mask : masks_) {
+        afxdp_flow_key k = masked(packet, mask);
+        for (const auto &[ufid, flow] : flows_) {
+            if (key_equal(flow.mask, mask) && key_equal(flow.key, k)) {
+                return &flow;
+            }
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace afxdp
+
+extern "C" {
+
+const char *
+afxdp_offload_refusal_name(enum afxdp_offload_refusal r) noexcept
+{
+    switch (r) {
+#define AFXDP_REFUSAL(NAME, TEXT) case AFXDP_REFUSED_##NAME: return #NAME;
+        AFXDP_OFFLOAD_REFUSALS
+#undef AFXDP_REFUSAL
+    case AFXDP_REFUSED_N:
+        break;
+    }
+    return "none";
+}
+
+const char *
+afxdp_offload_refusal_text(enum afxdp_offload_refusal r) noexcept
+{
+    switch (r) {
+#define AFXDP_REFUSAL(NAME, TEXT) case AFXDP_REFUSED_##NAME: return TEXT;
+        AFXDP_OFFLOAD_REFUSALS
+#undef AFXDP_REFUSAL
+    case AFXDP_REFUSED_N:
+        break;
+    }
+    return "offloaded";
+}
+
+}  // extern "C"

@@ -1,0 +1,255 @@
+// libFuzzer harness: megaflows into XDP flows (flow.hh), against a model
+// of what OVS's datapath does with the same packet.
+//
+// Input (missing bytes read as zero):
+//   bytes 0-79    the match's key      bytes 80-159  its mask
+//   byte 160      bit 0: a field the key cannot hold is matched
+//   byte 161      bits 0-1: the packet's VLAN tag for the model's run when
+//                 the match leaves it open (0, 2: none; 1, 3: one)
+//   bytes 162-163 that tag's TCI
+//   then up to 8 actions of 8 bytes: type (modulo 7: the six types and
+//   an output to a port that takes no redirect), then its arguments.
+//
+// For every input, translate() must hold to:
+//   - no flow for a match on an unparsed field, and otherwise a flow
+//     whose key is the match's key under its mask;
+//   - a redirect or a drop only where the model, running the actions over
+//     a packet the match admits (tagged or not where the match says
+//     nothing), ran no action it does not know and output the packet
+//     exactly once (redirect: to that port, and the flow's rewrites,
+//     applied to the same packet, give exactly the model's packet) or not
+//     at all (drop);
+//   - otherwise, the socket with the mark and a reason.
+// The flow then goes into a FlowTable, is found by the match's own key,
+// and leaves it empty when deleted.
+
+#include <arpa/inet.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "flow.hh"
+#include "fuzz-check.hh"
+
+namespace {
+
+// The packet fields the actions touch, as the datapath would see them.
+struct Tag {
+    uint16_t tpid, tci;   // TCI without CFI.
+    bool operator==(const Tag &o) const
+    {
+        return tpid == o.tpid && tci == o.tci;
+    }
+};
+struct Packet {
+    std::vector<Tag> tags;   // Outermost first.
+    uint8_t src[6] = {}, dst[6] = {};
+    bool operator==(const Packet &o) const
+    {
+        return tags == o.tags && !std::memcmp(src, o.src, 6)
+               && !std::memcmp(dst, o.dst, 6);
+    }
+};
+
+std::string
+describe(const Packet &p)
+{
+    std::string s = std::to_string(p.tags.size()) + " tags";
+    char b[64];
+    for (const Tag &t : p.tags) {
+        std::snprintf(b, sizeof b, " %04x/%04x", t.tpid, t.tci);
+        s += b;
+    }
+    std::snprintf(b, sizeof b, ", dst ..%02x src ..%02x", p.dst[5], p.src[5]);
+    return s + b;
+}
+
+// What OVS's datapath does: each action in turn over the packet.
+struct ModelRun {
+    std::vector<std::pair<int, Packet>> outputs;   // ifindex, packet.
+    bool unknown = false;      // An action whose effect it cannot model,
+                               // or an output XDP cannot make.
+};
+
+ModelRun
+model(Packet p, const std::vector<afxdp_flow_action> &acts)
+{
+    ModelRun r;
+    for (const afxdp_flow_action &a : acts) {
+        switch (a.type) {
+        case AFXDP_ACTION_OUTPUT:
+            r.outputs.emplace_back(a.output.ifindex, p);
+            if (!a.output.xdp_target || p.tags.size() > 1) {
+                r.unknown = true;
+            }
+            break;
+        case AFXDP_ACTION_DROP:
+            return r;
+        case AFXDP_ACTION_PUSH_VLAN:
+            p.tags.insert(p.tags.begin(),
+                          Tag{a.push_vlan.tpid,
+                              uint16_t(a.push_vlan.tci & ~0x1000)});
+            break;
+        case AFXDP_ACTION_POP_VLAN:
+            if (!p.tags.empty()) {   // On an untagged packet: nothing.
+                p.tags.erase(p.tags.begin());
+            }
+            break;
+        case AFXDP_ACTION_SET_ETH:
+            for (int i = 0; i < 6; i++) {
+                p.src[i] = (p.src[i] & ~a.set_eth.src_mask[i])
+                           | (a.set_eth.src[i] & a.set_eth.src_mask[i]);
+                p.dst[i] = (p.dst[i] & ~a.set_eth.dst_mask[i])
+                           | (a.set_eth.dst[i] & a.set_eth.dst_mask[i]);
+            }
+            break;
+        default:
+            r.unknown = true;
+            break;
+        }
+    }
+    return r;
+}
+
+// What our XDP program does with a flow's redirect.
+Packet
+apply(Packet p, const afxdp::XdpFlow &f)
+{
+    switch (f.vlan) {
+    case afxdp::VlanOp::kNone:
+        break;
+    case afxdp::VlanOp::kPop:
+        FUZZ_CHECK(p.tags.size() == 1, "pop on a packet without a tag");
+        p.tags.clear();
+        break;
+    case afxdp::VlanOp::kPush:
+        FUZZ_CHECK(p.tags.empty(), "push onto a tagged packet");
+        p.tags.push_back(Tag{f.tpid, f.tci});
+        break;
+    case afxdp::VlanOp::kReplace:
+        FUZZ_CHECK(p.tags.size() == 1, "replace on a packet without a tag");
+        p.tags[0] = Tag{f.tpid, f.tci};
+        break;
+    }
+    for (int i = 0; i < 6; i++) {
+        p.src[i] = (p.src[i] & ~f.eth_src_mask[i])
+                   | (f.eth_src[i] & f.eth_src_mask[i]);
+        p.dst[i] = (p.dst[i] & ~f.eth_dst_mask[i])
+                   | (f.eth_dst[i] & f.eth_dst_mask[i]);
+    }
+    return p;
+}
+
+afxdp_flow_action
+decode_action(const uint8_t *b)
+{
+    afxdp_flow_action a{};
+    uint8_t kind = b[0] % 7;
+    uint16_t arg = uint16_t(b[1] | b[2] << 8);
+    switch (kind) {
+    case 0:
+    case 6:
+        a.type = AFXDP_ACTION_OUTPUT;
+        a.output.ifindex = b[1] % 4 + 1;
+        a.output.xdp_target = kind == 0;
+        a.output.name = "p";
+        break;
+    case 1:
+        a.type = AFXDP_ACTION_DROP;
+        break;
+    case 2:
+        a.type = AFXDP_ACTION_PUSH_VLAN;
+        a.push_vlan.tpid = b[3] & 1 ? 0x88a8 : b[3] & 2 ? 0x9100 : 0x8100;
+        a.push_vlan.tci = arg;
+        break;
+    case 3:
+        a.type = AFXDP_ACTION_POP_VLAN;
+        break;
+    case 4:
+        a.type = AFXDP_ACTION_SET_ETH;
+        a.set_eth.dst[5] = b[1];
+        a.set_eth.dst_mask[5] = b[2];
+        a.set_eth.src[5] = b[3];
+        a.set_eth.src_mask[5] = b[4];
+        a.set_eth.dst_mask[0] = b[5];
+        a.set_eth.dst[0] = b[6];
+        break;
+    default:
+        a.type = AFXDP_ACTION_OTHER;
+        a.other = "ct";
+        break;
+    }
+    return a;
+}
+
+}  // namespace
+
+extern "C" int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    std::vector<uint8_t> in(data, data + size);
+    in.resize(164 + 8 * 8, 0);
+    afxdp_flow_match m{};
+    std::memcpy(&m.key, &in[0], 80);
+    std::memcpy(&m.mask, &in[80], 80);
+    if (in[160] & 1) {
+        m.unparsed_field = "tunnel";
+    }
+    std::vector<afxdp_flow_action> acts;
+    for (size_t off = 164; off + 8 <= size && acts.size() < 8; off += 8) {
+        acts.push_back(decode_action(&in[off]));
+    }
+
+    afxdp::Translation t = afxdp::translate(m, acts.data(), acts.size(), 42);
+    const afxdp::XdpFlow &f = t.flow;
+    FUZZ_CHECK(t.offloadable() == !m.unparsed_field, "offloadable");
+    afxdp_flow_key want_mask = m.mask;
+    std::memset(want_mask.pad, 0, sizeof want_mask.pad);
+    FUZZ_CHECK(afxdp::key_equal(f.mask, want_mask), "the flow's mask");
+    FUZZ_CHECK(afxdp::key_equal(f.key, afxdp::masked(m.key, want_mask)),
+               "the flow's key is the match's key under its mask");
+    FUZZ_CHECK(f.mark == 42, "mark");
+    FUZZ_CHECK(t.full() == (f.verdict != afxdp::Verdict::kToSocket),
+               "socket iff refused");
+    FUZZ_CHECK(f.refusal == t.refusal, "the flow's refusal");
+    if (!t.offloadable()) {
+        return 0;
+    }
+
+    // The packet the model runs: the match's addresses, its tag where the
+    // match pins one, and the input's where it leaves it open.
+    Packet p;
+    std::memcpy(p.dst, m.key.dl_dst, 6);
+    std::memcpy(p.src, m.key.dl_src, 6);
+    const uint16_t cfi = htons(0x1000);
+    bool tagged = m.mask.vlan_tci & cfi ? (m.key.vlan_tci & cfi) != 0
+                                        : (in[161] & 1) != 0;
+    if (tagged) {
+        p.tags.push_back(Tag{0x8100, uint16_t((in[162] | in[163] << 8)
+                                              & ~0x1000)});
+    }
+    ModelRun r = model(p, acts);
+
+    if (f.verdict == afxdp::Verdict::kRedirect) {
+        FUZZ_CHECK(!r.unknown, "redirect of what XDP cannot do");
+        FUZZ_CHECK(r.outputs.size() == 1,
+                   "redirect, model outputs " + std::to_string(r.outputs.size()));
+        FUZZ_CHECK(r.outputs[0].first == f.ifindex, "redirect target");
+        Packet ours = apply(p, f);
+        FUZZ_CHECK(ours == r.outputs[0].second,
+                   "ours " + describe(ours) + ", OVS "
+                   + describe(r.outputs[0].second));
+    } else if (f.verdict == afxdp::Verdict::kDrop) {
+        FUZZ_CHECK(!r.unknown && r.outputs.empty(), "drop of a packet OVS sends");
+    }
+
+    afxdp::FlowTable table;
+    std::array<uint32_t, 4> ufid{1, 2, 3, 4};
+    FUZZ_CHECK(table.put(ufid, f) == 0, "put into an empty table");
+    FUZZ_CHECK(table.lookup(m.key) == table.find(ufid),
+               "lookup by the match's own key");
+    FUZZ_CHECK(table.del(ufid) == 0 && table.masks().empty()
+               && table.n_flows() == 0, "delete empties the table");
+    return 0;
+}
