@@ -311,6 +311,47 @@ AC_DEFUN([AFXDP_CHECK_FUZZER], [
   AM_CONDITIONAL([HAVE_FUZZER], [test $afxdp_fuzzer = yes])
 ])
 
+dnl AFXDP_CHECK_BPF_CLANG: a clang that compiles BPF programs in C
+dnl (lib/afxdp/fastpath.bpf.c, the XDP fast path's parser), with the
+dnl kernel's and libbpf's headers.  Set BPF_CLANG to choose it, or
+dnl BPF_CLANG=no to do without (its tests then skip and say why).
+AC_DEFUN([AFXDP_CHECK_BPF_CLANG], [
+  AC_ARG_VAR([BPF_CLANG],
+             [clang for BPF programs (default: the first clang found; no: none)])
+  if test "x$BPF_CLANG" != xno; then
+    AC_CHECK_PROGS([BPF_CLANG],
+      [clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14])
+  fi
+  dnl <linux/types.h> wants <asm/types.h>, which Debian keeps under the
+  dnl multiarch directory.
+  afxdp_multiarch=`$CC -print-multiarch 2>/dev/null`
+  BPF_CFLAGS="-target bpf -O2 -g -ffreestanding -Wall"
+  if test -n "$afxdp_multiarch"; then
+    BPF_CFLAGS="$BPF_CFLAGS -I/usr/include/$afxdp_multiarch"
+  fi
+  afxdp_bpf_clang=no
+  if test -n "$BPF_CLANG" && test "x$BPF_CLANG" != xno; then
+    AC_MSG_CHECKING([whether $BPF_CLANG compiles XDP programs])
+    cat > conftest.bpf.c <<CONFTEST
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+SEC("xdp") int f(struct xdp_md *ctx) { return XDP_PASS; }
+CONFTEST
+    if $BPF_CLANG $BPF_CFLAGS -c -o conftest.bpf.o conftest.bpf.c \
+         >&AS_MESSAGE_LOG_FD 2>&1; then
+      afxdp_bpf_clang=yes
+    fi
+    rm -f conftest.bpf.c conftest.bpf.o
+    AC_MSG_RESULT([$afxdp_bpf_clang])
+  fi
+  afxdp_bpf_clang_summary=$afxdp_bpf_clang
+  if test $afxdp_bpf_clang = yes; then
+    afxdp_bpf_clang_summary="yes ($BPF_CLANG)"
+  fi
+  AC_SUBST([BPF_CFLAGS])
+  AM_CONDITIONAL([HAVE_BPF_CLANG], [test $afxdp_bpf_clang = yes])
+])
+
 dnl AFXDP_CHECK_FRAME_DEBUG: --enable-frame-debug records where every UMEM
 dnl frame is and aborts on a move that does not start there (double free,
 dnl lost frame).  It costs a byte per frame and a check per packet.
@@ -347,5 +388,6 @@ ovs-afxdp configuration:
   sanitizers:           $enable_sanitizers
   frame debug:          $enable_frame_debug
   libFuzzer:            $afxdp_fuzzer_summary
+  BPF programs in C:    $afxdp_bpf_clang_summary
 SUMMARY
 ])
