@@ -365,8 +365,9 @@ protected:
     {
         const char *path = AFXDP_FASTPATH_BPF_OBJ;
         if (access(path, R_OK)) {
-            GTEST_SKIP() << path << " was not built: configure found no "
-                         << "clang that compiles BPF programs";
+            GTEST_SKIP() << path << " is not there: `make` builds it "
+                         << "where configure found a clang that compiles "
+                         << "BPF programs (see its summary)";
         }
         if (geteuid()) {
             GTEST_SKIP() << "not root: BPF programs cannot be loaded";
