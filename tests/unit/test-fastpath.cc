@@ -69,13 +69,9 @@ reference_l4(Cursor c, afxdp_flow_key &k, Expect &e)
         }
         break;
     case IPPROTO_UDP:
-        if (c.size >= 8) {
-            put16(k.tp_src, c.be16(0));
-            put16(k.tp_dst, c.be16(2));
-        }
-        break;
     case IPPROTO_SCTP:
-        if (c.size >= 12) {
+        // UDP_HEADER_LEN, SCTP_HEADER_LEN.
+        if (c.size >= (k.nw_proto == IPPROTO_UDP ? 8u : 12u)) {
             put16(k.tp_src, c.be16(0));
             put16(k.tp_dst, c.be16(2));
         }
