@@ -48,7 +48,7 @@ attach(int ifindex, bpf_tc_attach_point where, int prog_fd)
 }  // namespace
 
 std::string
-tc_vlan_attach(const char *ifname, uint16_t vid)
+tc_vlan_attach(const char *ifname, uint16_t tci, uint16_t tpid)
 {
     int ifindex = int(if_nametoindex(ifname));
     if (!ifindex) {
@@ -56,7 +56,7 @@ tc_vlan_attach(const char *ifname, uint16_t vid)
     }
     // bpf_skb_vlan_push(skb, vlan_proto (big-endian), vlan_tci).
     int push = load("vlan_push", BPF_FUNC_skb_vlan_push,
-                    int32_t(htons(ETH_P_8021Q)), vid);
+                    int32_t(htons(tpid)), tci);
     if (push < 0) {
         return failed("loading the VLAN push program", push);
     }

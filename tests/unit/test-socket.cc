@@ -2122,39 +2122,54 @@ TEST_F(Hints, NativeModeHandsOverTheDriversHashOnePerFlow)
 
 TEST_F(Hints, NativeModePutsAnOffloadedVlanTagBackIntoTheFrame)
 {
-    ASSERT_EQ(afxdp_test::tc_vlan_attach(net_.b(), kVlan), "");
-    afxdp_dev_info info;
-    Dev dev = open(AFXDP_MODE_NATIVE, true, &info);
-    ASSERT_TRUE(dev);
-    if (!info.rx_vlan) {
-        GTEST_SKIP() << "no RX VLAN tag here: " << info.rx_vlan_reason;
-    }
-    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    // The tag as the sender's driver would offload it: priority and DEI
+    // bits are the tag's too, and 802.1ad keeps its own TPID.
+    struct Tag {
+        uint16_t tpid, tci;
+    } tags[] = {
+        {0x8100, kVlan},
+        {0x8100, 5 << 13 | 0x1000 | 4094},   // PCP 5, DEI, VID 4094.
+        {0x88a8, 3 << 13 | 100},             // 802.1ad, PCP 3.
+    };
+    for (const Tag &tag : tags) {
+        SCOPED_TRACE(testing::Message() << std::hex << "TPID " << tag.tpid
+                                        << " TCI " << tag.tci);
+        ASSERT_EQ(afxdp_test::tc_vlan_attach(net_.b(), tag.tci, tag.tpid),
+                  "");
+        afxdp_dev_info info;
+        Dev dev = open(AFXDP_MODE_NATIVE, true, &info);
+        ASSERT_TRUE(dev);
+        if (!info.rx_vlan) {
+            GTEST_SKIP() << "no RX VLAN tag here: " << info.rx_vlan_reason;
+        }
+        afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
 
-    // Frames of every length from 60 bytes on, each tagged on its way out
-    // of B, outside the frame.
-    const uint32_t n = 40;
-    PacketSocket peer(net_.b(), 0);
-    ASSERT_EQ(peer.error(), "");
-    ASSERT_EQ(peer.send_frames(0, n), n);
-    std::vector<Received> got = receive_copies(q, n);
-    ASSERT_EQ(got.size(), size_t(n));
-    for (uint32_t i = 0; i < n; i++) {
-        std::vector<uint8_t> &f = got[i].data;
-        ASSERT_GE(f.size(), 18u);
-        // 802.1Q, PCP 0, VID kVlan, right after the MAC addresses...
-        EXPECT_EQ(f[12], 0x81);
-        EXPECT_EQ(f[13], 0x00);
-        EXPECT_EQ((f[14] << 8 | f[15]), kVlan);
-        // ...and the frame as sent around it.
-        f.erase(f.begin() + 12, f.begin() + 16);
-        EXPECT_TRUE(is_frame(f.data(), f.size(), i));
+        // Frames of every length from 60 bytes on, each tagged on its way
+        // out of B, outside the frame.
+        const uint32_t n = 40;
+        PacketSocket peer(net_.b(), 0);
+        ASSERT_EQ(peer.error(), "");
+        ASSERT_EQ(peer.send_frames(0, n), n);
+        std::vector<Received> got = receive_copies(q, n);
+        ASSERT_EQ(got.size(), size_t(n));
+        for (uint32_t i = 0; i < n; i++) {
+            std::vector<uint8_t> &f = got[i].data;
+            ASSERT_GE(f.size(), 18u);
+            // The TPID and the whole TCI, right after the MAC addresses...
+            EXPECT_EQ((f[12] << 8 | f[13]), tag.tpid);
+            EXPECT_EQ((f[14] << 8 | f[15]), tag.tci);
+            // ...and the frame as sent around it.
+            f.erase(f.begin() + 12, f.begin() + 16);
+            EXPECT_TRUE(is_frame(f.data(), f.size(), i));
+        }
+        afxdp_queue_stats st;
+        afxdp_queue_get_stats(q, &st);
+        EXPECT_EQ(st.rx_vlan_restored, uint64_t(n));
+        EXPECT_EQ(st.rx_vlan_lost, 0u);
+        expect_frames_add_up(q, 0);
+        dev.reset();
+        ASSERT_EQ(afxdp_test::tc_vlan_detach(net_.b()), "");
     }
-    afxdp_queue_stats st;
-    afxdp_queue_get_stats(q, &st);
-    EXPECT_EQ(st.rx_vlan_restored, uint64_t(n));
-    EXPECT_EQ(st.rx_vlan_lost, 0u);
-    expect_frames_add_up(q, 0);
 }
 
 TEST_F(Hints, GenericModeHasNoneAndSaysWhy)
