@@ -566,7 +566,9 @@ struct afxdp_flow_key {
     uint8_t arp_sha[6];
     uint8_t arp_tha[6];
     uint16_t tcp_flags;
-    uint8_t pad[6];          /* Zero in key and mask. */
+    uint16_t vlan_tpid;      /* The tag's TPID (0x8100, 0x88a8); 0 if
+                              * none.  OVS's vlans[0].tpid. */
+    uint8_t pad[4];          /* Zero in key and mask. */
 };
 
 /* A megaflow's match.  in_port is the device the flow is put on. */

@@ -56,14 +56,17 @@ struct Walk {
     std::array<uint8_t, 6> src{}, src_mask{}, dst{}, dst_mask{};
 };
 
-// Later set_eth bits override earlier ones, as OVS applies them in turn.
+// Later set_eth bits override earlier ones, as OVS applies them in turn:
+// OVS writes key | (old & ~mask) (odp-execute.c), so a key bit outside
+// the mask (a flow put with dpctl may have one) is set all the same.
 void
 merge_eth(std::array<uint8_t, 6> &value, std::array<uint8_t, 6> &mask,
           const uint8_t *set, const uint8_t *set_mask)
 {
     for (size_t i = 0; i < 6; i++) {
-        value[i] = (value[i] & ~set_mask[i]) | (set[i] & set_mask[i]);
-        mask[i] |= set_mask[i];
+        uint8_t m = set_mask[i] | set[i];
+        value[i] = (value[i] & ~m) | set[i];
+        mask[i] |= m;
     }
 }
 
@@ -210,6 +213,13 @@ FlowTable::unref_mask(const afxdp_flow_key &mask)
 int
 FlowTable::put(const std::array<uint32_t, 4> &ufid, const XdpFlow &flow)
 {
+    // The program's flow map has one entry per masked key and mask.
+    for (const auto &[other, f] : flows_) {
+        if (other != ufid && key_equal(f.mask, flow.mask)
+            && key_equal(f.key, flow.key)) {
+            return -EEXIST;
+        }
+    }
     auto old = flows_.find(ufid);
     bool same_mask = old != flows_.end()
                      && key_equal(old->second.mask, flow.mask);

@@ -76,7 +76,9 @@ public:
     static constexpr size_t kMaxFlows = 16384;   // Entries of the flow map.
 
     // Puts (or replaces) the flow OVS knows by 'ufid'.  -ENOSPC if the
-    // flow map or the mask list is full; the table is then unchanged.
+    // flow map or the mask list is full, -EEXIST if another flow has the
+    // same mask and masked key (the map holds one); the table is then
+    // unchanged.
     int put(const std::array<uint32_t, 4> &ufid, const XdpFlow &);
     // -ENOENT if there is no such flow.
     int del(const std::array<uint32_t, 4> &ufid);

@@ -4,8 +4,9 @@
 // Input (missing bytes read as zero):
 //   bytes 0-79    the match's key      bytes 80-159  its mask
 //   byte 160      bit 0: a field the key cannot hold is matched
-//   byte 161      bits 0-1: the packet's VLAN tag for the model's run when
-//                 the match leaves it open (0, 2: none; 1, 3: one)
+//   byte 161      bit 0: the packet has a VLAN tag, for the model's run
+//                 when the match leaves it open; bit 1: its TPID is
+//                 0x88a8 (else 0x8100)
 //   bytes 162-163 that tag's TCI
 //   then up to 8 actions of 8 bytes: type (modulo 7: the six types and
 //   an output to a port that takes no redirect), then its arguments.
@@ -92,16 +93,17 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
                               uint16_t(a.push_vlan.tci & ~0x1000)});
             break;
         case AFXDP_ACTION_POP_VLAN:
-            if (!p.tags.empty()) {   // On an untagged packet: nothing.
+            // eth_pop_vlan(): only an 802.1Q or 802.1ad tag comes off.
+            if (!p.tags.empty() && (p.tags[0].tpid == 0x8100
+                                    || p.tags[0].tpid == 0x88a8)) {
                 p.tags.erase(p.tags.begin());
             }
             break;
         case AFXDP_ACTION_SET_ETH:
+            // odp-execute.c: key | (old & ~mask).
             for (int i = 0; i < 6; i++) {
-                p.src[i] = (p.src[i] & ~a.set_eth.src_mask[i])
-                           | (a.set_eth.src[i] & a.set_eth.src_mask[i]);
-                p.dst[i] = (p.dst[i] & ~a.set_eth.dst_mask[i])
-                           | (a.set_eth.dst[i] & a.set_eth.dst_mask[i]);
+                p.src[i] = a.set_eth.src[i] | (p.src[i] & ~a.set_eth.src_mask[i]);
+                p.dst[i] = a.set_eth.dst[i] | (p.dst[i] & ~a.set_eth.dst_mask[i]);
             }
             break;
         default:
@@ -226,8 +228,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool tagged = m.mask.vlan_tci & cfi ? (m.key.vlan_tci & cfi) != 0
                                         : (in[161] & 1) != 0;
     if (tagged) {
-        p.tags.push_back(Tag{0x8100, uint16_t((in[162] | in[163] << 8)
-                                              & ~0x1000)});
+        p.tags.push_back(Tag{uint16_t(in[161] & 2 ? 0x88a8 : 0x8100),
+                             uint16_t((in[162] | in[163] << 8) & ~0x1000)});
     }
     ModelRun r = model(p, acts);
 

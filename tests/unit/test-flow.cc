@@ -99,6 +99,7 @@ TEST(Flow, KeyLayoutIsTheProgramsAndHasNoHoles)
     EXPECT_EQ(offsetof(afxdp_flow_key, ipv6_label), 48u);
     EXPECT_EQ(offsetof(afxdp_flow_key, tp_src), 56u);
     EXPECT_EQ(offsetof(afxdp_flow_key, tcp_flags), 72u);
+    EXPECT_EQ(offsetof(afxdp_flow_key, vlan_tpid), 74u);
 }
 
 TEST(Flow, OneOutputIsARedirectWithTheMaskedKey)
@@ -226,6 +227,15 @@ TEST(Flow, RewritesBeforeTheOutputApplyAndAfterItDoNot)
     t = run(l2_match(), {set_dst(0xf0), half, output(5)});
     ASSERT_TRUE(t.full());
     EXPECT_EQ(t.flow.eth_dst[5], 0xf5);
+
+    // OVS writes key | (old & ~mask): a key bit outside the mask (a flow
+    // put with dpctl) is set too.
+    afxdp_flow_action wide = half;
+    wide.set_eth.dst[5] = 0xff;
+    t = run(l2_match(), {set_dst(0x00), wide, output(5)});
+    ASSERT_TRUE(t.full());
+    EXPECT_EQ(t.flow.eth_dst[5], 0xff);
+    EXPECT_EQ(t.flow.eth_dst_mask[5], 0xff);
 }
 
 namespace {
@@ -267,6 +277,22 @@ TEST(FlowTable, FlowsShareMasksAndTheLastOneOutFreesIt)
     ASSERT_EQ(table.del(ufid(3)), 0);
     EXPECT_EQ(table.masks().size(), 0u);
     EXPECT_EQ(table.n_flows(), 0u);
+}
+
+TEST(FlowTable, OneEntryPerMaskedKey)
+{
+    // The program's map holds one entry per mask and masked key: a second
+    // flow with both the same is refused, and the first stays.
+    FlowTable table;
+    ASSERT_EQ(table.put(ufid(1), flow_for_dst(1)), 0);
+    XdpFlow same = flow_for_dst(1);
+    same.mark = 99;
+    EXPECT_EQ(table.put(ufid(2), same), -EEXIST);
+    EXPECT_EQ(table.n_flows(), 1u);
+    EXPECT_EQ(table.find(ufid(2)), nullptr);
+    // The same flow put again (a modification) replaces itself.
+    EXPECT_EQ(table.put(ufid(1), same), 0);
+    EXPECT_EQ(table.find(ufid(1))->mark, 99u);
 }
 
 TEST(FlowTable, LookupFindsTheFlowWhoseMaskedKeyThePacketHas)
