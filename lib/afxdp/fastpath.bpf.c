@@ -10,6 +10,11 @@
  * also extracts nd_target and the options).  A punted packet goes to
  * OVS untouched.
  *
+ * It reads the frame's bytes only: a VLAN tag the driver stripped into
+ * the packet's metadata (the RX VLAN hint) must be put back into the
+ * frame first, as our program does for the socket, or the packet punted;
+ * otherwise the key says untagged where OVS sees the tag.
+ *
  * Built with clang's BPF target, freestanding: afxdp.h's types come from
  * clang's own <stdint.h>.  For now the only program here is
  * afxdp_parse_test, which stores each packet's key for the unit tests
@@ -129,7 +134,8 @@ parse_ipv4(const __u8 *nh, __u32 size, const void *end,
     }
     __u32 ihl = (nh[0] & 0x0f) * 4;
     __u32 tot_len = bpf_ntohs(load_be16(nh + 2));
-    if (ihl < 20 || size < ihl || tot_len > size || ihl > tot_len) {
+    if (ihl < 20 || size < ihl || tot_len > size || ihl > tot_len
+        || size - tot_len > 0xffff) {
         return PARSED;
     }
     if (ihl != 20) {
@@ -172,7 +178,7 @@ parse_ipv6(const __u8 *nh, __u32 size, const void *end,
         return PUNT;
     }
     __u32 plen = bpf_ntohs(load_be16(nh + 4));
-    if (plen + 40 > size) {
+    if (plen + 40 > size || size - (plen + 40) > 0xffff) {
         return PARSED;
     }
     __u32 flow;
@@ -235,6 +241,7 @@ parse_key(const void *data, const void *end, __u32 pkt_len,
         if (!HAVE(p, 4, end)) {
             return PUNT;
         }
+        k->vlan_tpid = type;
         k->vlan_tci = load_be16(p) | bpf_htons(VLAN_CFI);
         type = load_be16(p + 2);
         p += 4;

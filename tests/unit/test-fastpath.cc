@@ -112,6 +112,7 @@ reference(const Bytes &pkt)
     // OVS takes a tag when 6 bytes (tag and next type) are left.
     auto is_tpid = [](uint16_t t) { return t == 0x8100 || t == 0x88a8; };
     if (is_tpid(c.be16(0)) && c.size >= 6) {
+        put16(k.vlan_tpid, c.be16(0));
         put16(k.vlan_tci, c.be16(2) | 0x1000);
         c.pull(4);
     }
@@ -138,7 +139,8 @@ reference(const Bytes &pkt)
         }
         size_t ihl = (c.u8(0) & 0x0f) * 4u;
         size_t tot = c.be16(2);
-        if (ihl < 20 || c.size < ihl || tot > c.size || ihl > tot) {
+        if (ihl < 20 || c.size < ihl || tot > c.size || ihl > tot
+            || c.size - tot > 0xffff) {
             return e;   // ipv4_sanity_check() failed.
         }
         if (ihl > 20) {
@@ -168,7 +170,7 @@ reference(const Bytes &pkt)
             return e;
         }
         size_t plen = c.be16(4);
-        if (plen + 40 > c.size) {
+        if (plen + 40 > c.size || c.size - (plen + 40) > 0xffff) {
             return e;   // ipv6_sanity_check() failed.
         }
         uint8_t nxt = c.u8(6);
@@ -208,13 +210,17 @@ reference(const Bytes &pkt)
 
 // ---- Packets. ----
 
+// An Ethernet header with up to two tags; a VID above 0xffff makes the
+// tag 802.1ad.
 Bytes
 eth(uint16_t type, int vid = -1, int vid2 = -1)
 {
     Bytes b = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01};
     for (int v : {vid, vid2}) {
         if (v >= 0) {
-            b.insert(b.end(), {0x81, 0x00, uint8_t(v >> 8), uint8_t(v)});
+            uint8_t tpid_lo = v > 0xffff ? 0xa8 : 0x00;
+            b.insert(b.end(), {uint8_t(v > 0xffff ? 0x88 : 0x81), tpid_lo,
+                               uint8_t(v >> 8), uint8_t(v)});
         }
     }
     b.insert(b.end(), {uint8_t(type >> 8), uint8_t(type)});
@@ -298,6 +304,7 @@ templates()
         t.push_back(ipv4(proto));
         t.push_back(ipv4(proto, 10));
     }
+    t.push_back(ipv4(IPPROTO_UDP, 0x10000 | 0x2005)); // 802.1ad, PCP 1.
     t.push_back(ipv4(IPPROTO_UDP, -1, 0x2000));   // First fragment.
     t.push_back(ipv4(IPPROTO_UDP, -1, 0x00b9));   // A later one.
     for (uint8_t proto : {int(IPPROTO_TCP), int(IPPROTO_UDP),
@@ -439,6 +446,11 @@ TEST_F(FastPathParser, EveryKindOfPacketGivesOvsKey)
     // Spot checks of the reference itself against values written out.
     Expect tcp = reference(ipv4(IPPROTO_TCP, 10));
     EXPECT_EQ(tcp.key.vlan_tci, htons(0x1000 | 10));
+    EXPECT_EQ(tcp.key.vlan_tpid, htons(0x8100));
+    Expect ad = reference(ipv4(IPPROTO_UDP, 0x10000 | 0x2005));
+    EXPECT_EQ(ad.key.vlan_tpid, htons(0x88a8));
+    EXPECT_EQ(ad.key.vlan_tci, htons(0x3005));
+    EXPECT_EQ(reference(ipv4(IPPROTO_UDP)).key.vlan_tpid, 0);
     EXPECT_EQ(tcp.key.dl_type, htons(0x0800));
     EXPECT_EQ(tcp.key.tp_src, htons(12345));
     EXPECT_EQ(tcp.key.tp_dst, htons(80));
