@@ -312,9 +312,10 @@ AC_DEFUN([AFXDP_CHECK_FUZZER], [
 ])
 
 dnl AFXDP_CHECK_BPF_CLANG: a clang that compiles BPF programs in C
-dnl (lib/afxdp/fastpath.bpf.c, the XDP fast path's parser), with the
-dnl kernel's and libbpf's headers.  Set BPF_CLANG to choose it, or
-dnl BPF_CLANG=no to do without (its tests then skip and say why).
+dnl (lib/afxdp/fastpath.bpf.c, the XDP fast path's program, built into the
+dnl core), with the kernel's and libbpf's headers.  Set BPF_CLANG to
+dnl choose it, or BPF_CLANG=no to do without (the fast path then says it
+dnl was not built, and its tests skip and say why).
 AC_DEFUN([AFXDP_CHECK_BPF_CLANG], [
   AC_ARG_VAR([BPF_CLANG],
              [clang for BPF programs (default: the first clang found; no: none)])

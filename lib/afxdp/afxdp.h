@@ -155,6 +155,10 @@ struct afxdp_port_config {
                                     * the driver for the packet's RSS hash
                                     * and the VLAN tag it stripped, where
                                     * kernel and driver give them. */
+    bool fast_path;                /* options:xdp_fast_path: with flow
+                                    * offload on (afxdp_dev_config.offload),
+                                    * run the XDP fast path on this port.
+                                    * False opts the port out. */
 };
 
 /* The configuration of a port that sets no option. */
@@ -228,6 +232,10 @@ struct afxdp_dev_config {
      * out, to prepare the caller's metadata of its 'n_frames' frames; may
      * be NULL. */
     void (*frame_meta_init)(struct afxdp_pool *, unsigned n_frames);
+    bool offload;             /* Flow offload is on (OVS: other_config:
+                               * hw-offload): with port.fast_path, our XDP
+                               * program is the fast path's, which runs
+                               * the flows put with afxdp_dev_flow_put(). */
 };
 
 /* Opens 'cfg->ifname': attaches our XDP program in the requested mode (or
@@ -324,6 +332,9 @@ struct afxdp_rx_frame {
     bool has_rx_hash;   /* The driver gave the packet an RSS hash (only
                          * with afxdp_dev_info.rx_hash): */
     uint32_t rx_hash;   /* ...this one. */
+    bool has_flow_mark; /* The fast path found the packet's megaflow and
+                         * could not execute it (partial offload): */
+    uint32_t flow_mark; /* ...the mark it was put with. */
 };
 
 /* Copies the packet of 'head' (an entry with n_frames > 1, followed by its
@@ -431,6 +442,9 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     /* Of rx_packets, packets whose stripped VLAN tag our XDP program could \
      * not put back (no headroom): they arrive untagged. */                 \
     AFXDP_STAT(rx_vlan_lost)                                                \
+    /* Of rx_packets, packets the XDP fast path found the megaflow of and  \
+     * handed over with its mark (afxdp_rx_frame.has_flow_mark). */        \
+    AFXDP_STAT(rx_flow_marks)                                               \
     /* poll() calls made because the fill ring's need_wakeup flag was set   \
      * and the RX ring was empty. */                                        \
     AFXDP_STAT(rx_wakeups)                                                  \
@@ -644,6 +658,87 @@ enum afxdp_offload_refusal {
 const char *afxdp_offload_refusal_name(enum afxdp_offload_refusal)
     AFXDP_NOEXCEPT;
 const char *afxdp_offload_refusal_text(enum afxdp_offload_refusal)
+    AFXDP_NOEXCEPT;
+
+/* What the fast path's XDP program did with each packet: exactly one of
+ * these per packet, except that a packet handed to OVS with its flow's
+ * mark counts as 'marked' only if a socket took it.  A hit XDP does not
+ * carry out goes to OVS untouched, counted as the reason, and OVS then
+ * does what the flow says. */
+#define AFXDP_FP_COUNTERS                                                   \
+    AFXDP_FP_COUNTER(punted,                                              \
+                     "packets the parser cannot describe, to OVS")          \
+    AFXDP_FP_COUNTER(missed, "packets no offloaded flow matched, to OVS")   \
+    AFXDP_FP_COUNTER(redirected,                                          \
+                     "packets a flow redirected to another interface")      \
+    AFXDP_FP_COUNTER(dropped, "packets a flow dropped")                     \
+    AFXDP_FP_COUNTER(marked, "packets to OVS with their flow's mark")       \
+    AFXDP_FP_COUNTER(redirect_failed,                                     \
+                     "hits whose target takes no redirect, to OVS")         \
+    AFXDP_FP_COUNTER(multi_buffer,                                        \
+                     "redirect hits of several buffers, to OVS")            \
+    AFXDP_FP_COUNTER(rewrite_failed,                                      \
+                     "hits with no room for a VLAN tag, to OVS")
+
+enum afxdp_fp_counter {
+#define AFXDP_FP_COUNTER(NAME, TEXT) AFXDP_FP_##NAME,
+    AFXDP_FP_COUNTERS
+#undef AFXDP_FP_COUNTER
+    AFXDP_FP_N_COUNTERS
+};
+
+/* A device's XDP fast path. */
+struct afxdp_fast_path_stats {
+    bool requested;              /* Offload on, and the port opted in. */
+    bool active;                 /* Its program is the one attached. */
+    const char *reason;          /* Requested and not active: why; else "". */
+    unsigned flows;              /* Megaflows in the program's maps. */
+    unsigned masks;              /* Their distinct masks (at most 32). */
+    uint64_t packets[AFXDP_FP_N_COUNTERS];  /* The program's counters. */
+    uint64_t refused[AFXDP_REFUSED_N];      /* Puts not fully offloaded,
+                                             * by reason. */
+    uint64_t put_failed;         /* Puts the maps had no room for, or that
+                                  * the kernel refused. */
+};
+void afxdp_dev_get_fast_path(const struct afxdp_dev *,
+                             struct afxdp_fast_path_stats *) AFXDP_NOEXCEPT;
+
+/* Puts (or replaces) the megaflow OVS knows by 'ufid' into the device's
+ * fast path: the device is its in_port.  'refusal' gets why XDP does not
+ * execute it whole (AFXDP_REFUSED_N if it does).  Returns:
+ *   0           in the program's maps: executed in XDP, or, with a
+ *               refusal, found there and handed to OVS with 'mark'
+ *               (partial offload);
+ *   EOPNOTSUPP  not in the maps: the fast path is not active, or the
+ *               match needs a field XDP does not parse (match_field);
+ *   ENOSPC      the maps are full (32 masks, 16384 flows);
+ *   EEXIST      another flow has the same mask and masked key;
+ *   else        the kernel's error.
+ * On any error the flow (and any it replaced) is not in the maps. */
+int afxdp_dev_flow_put(struct afxdp_dev *, const uint32_t ufid[4],
+                       const struct afxdp_flow_match *,
+                       const struct afxdp_flow_action *, size_t n_actions,
+                       uint32_t mark, enum afxdp_offload_refusal *refusal)
+    AFXDP_NOEXCEPT;
+
+/* Takes the flow out of the fast path: 0, or ENOENT. */
+int afxdp_dev_flow_del(struct afxdp_dev *, const uint32_t ufid[4])
+    AFXDP_NOEXCEPT;
+
+/* What XDP did for a flow since it was put: packets and bytes it dropped
+ * or redirected (those it handed to OVS, OVS counts), and when. */
+struct afxdp_flow_stats {
+    uint64_t n_packets;
+    uint64_t n_bytes;
+    long long used_msec;     /* CLOCK_MONOTONIC milliseconds (OVS's
+                              * time_msec()) of the last; 0 if none. */
+};
+int afxdp_dev_flow_stats(const struct afxdp_dev *, const uint32_t ufid[4],
+                         struct afxdp_flow_stats *) AFXDP_NOEXCEPT;
+
+/* Lets the device's flows redirect to interface 'ifindex' (add), or no
+ * longer (a flow's packets for it then go to OVS).  0, or an errno. */
+int afxdp_dev_fast_path_target(struct afxdp_dev *, int ifindex, bool add)
     AFXDP_NOEXCEPT;
 
 #ifdef __cplusplus

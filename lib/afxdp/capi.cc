@@ -60,6 +60,42 @@ afxdp_dev_prog_attached(const struct afxdp_dev *dev) noexcept
     return dev && dev->prog_attached();
 }
 
+extern "C" void
+afxdp_dev_get_fast_path(const struct afxdp_dev *dev,
+                        struct afxdp_fast_path_stats *out) noexcept
+{
+    dev->fast_path_stats(out);
+}
+
+extern "C" int
+afxdp_dev_flow_put(struct afxdp_dev *dev, const uint32_t ufid[4],
+                   const struct afxdp_flow_match *match,
+                   const struct afxdp_flow_action *actions, size_t n_actions,
+                   uint32_t mark, enum afxdp_offload_refusal *refusal) noexcept
+{
+    return -dev->flow_put(ufid, *match, actions, n_actions, mark, refusal);
+}
+
+extern "C" int
+afxdp_dev_flow_del(struct afxdp_dev *dev, const uint32_t ufid[4]) noexcept
+{
+    return -dev->flow_del(ufid);
+}
+
+extern "C" int
+afxdp_dev_flow_stats(const struct afxdp_dev *dev, const uint32_t ufid[4],
+                     struct afxdp_flow_stats *stats) noexcept
+{
+    return -dev->flow_stats(ufid, stats);
+}
+
+extern "C" int
+afxdp_dev_fast_path_target(struct afxdp_dev *dev, int ifindex,
+                           bool add) noexcept
+{
+    return -dev->fast_path_target(ifindex, add);
+}
+
 extern "C" struct afxdp_queue *
 afxdp_dev_queue(struct afxdp_dev *dev, unsigned qid) noexcept
 {

@@ -105,6 +105,7 @@ afxdp_port_config_default(struct afxdp_port_config *cfg) noexcept
     cfg->sharing = AFXDP_SHARE_AUTO;
     cfg->coalesce_tx_kicks = true;
     cfg->rx_hints = true;
+    cfg->fast_path = true;
 }
 
 extern "C" int
@@ -160,6 +161,10 @@ afxdp_port_config_parse(const char *ifname, afxdp_option_lookup *lookup,
         && afxdp_parse_bool(s, &cfg.rx_hints, why, sizeof why)) {
         return option_error(ifname, "rx_hints", why, err, errlen);
     }
+    if ((s = get("xdp_fast_path"))
+        && afxdp_parse_bool(s, &cfg.fast_path, why, sizeof why)) {
+        return option_error(ifname, "xdp_fast_path", why, err, errlen);
+    }
     if (afxdp_port_config_check(ifname, &cfg, err, errlen)) {
         return EINVAL;
     }
@@ -208,5 +213,5 @@ afxdp_port_config_needs_reopen(const struct afxdp_port_config *a,
            || a->ring_size != b->ring_size || a->n_frames != b->n_frames
            || a->sharing != b->sharing
            || a->coalesce_tx_kicks != b->coalesce_tx_kicks
-           || a->rx_hints != b->rx_hints;
+           || a->rx_hints != b->rx_hints || a->fast_path != b->fast_path;
 }

@@ -212,6 +212,41 @@ afxdp_dev::without_hints(const afxdp_dev_config &cfg, const char *why)
                cfg.ifname, why);
 }
 
+bool
+afxdp_dev::load_fast_path(const afxdp_dev_config &cfg, afxdp_xdp_mode mode,
+                          const afxdp::XskProgram &prog) noexcept
+{
+    char why[256];
+    // With the hints of the program it stands in for: the same ones, and
+    // bound to the device as that one is (native mode only).
+    const unsigned hints = mode == AFXDP_MODE_GENERIC ? 0 : prog.hints();
+    auto fp = afxdp::FastPath::load(prog.map_fd(), why, sizeof why, hints,
+                                    ifindex_);
+    if (!fp.ok()) {
+        without_fast_path(cfg, why);
+        return false;
+    }
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    fast_path_ = fp.take();
+    return true;
+}
+
+void
+afxdp_dev::without_fast_path(const afxdp_dev_config &cfg, const char *why)
+    noexcept
+{
+    {
+        std::lock_guard<std::mutex> g(fast_path_mutex_);
+        fast_path_ = afxdp::FastPath();
+    }
+    if (!std::strcmp(fast_path_why_, why)) {
+        return;   // Said already, for an earlier mode.
+    }
+    std::snprintf(fast_path_why_, sizeof fast_path_why_, "%s", why);
+    afxdp::log(AFXDP_LOG_WARN, "%s: %s; going on without the XDP fast "
+               "path", cfg.ifname, why);
+}
+
 int
 afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
                     size_t whylen) noexcept
@@ -219,19 +254,39 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
     const ModeSpec &spec = kModes[mode];
     last_umem_failed_ = false;
     const afxdp::XskProgram *prog = &program_for(cfg, mode);
-    auto att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, *prog,
-                                            spec.xdp_flags, why, whylen);
+    // The fast path stands in for the program of this mode, with its
+    // hints and its socket map: a packet it does not handle goes where
+    // that program sends it.  Never lose the port for it.
+    bool fast = fast_path_requested_ && load_fast_path(cfg, mode, *prog);
+    auto att = fast ? afxdp::XdpAttachment::attach(
+                          ifindex_, cfg.ifname, fast_path_.prog_fd(),
+                          fast_path_.prog_id(), spec.xdp_flags, why, whylen)
+                    : afxdp::XdpAttachment::attach(
+                          ifindex_, cfg.ifname, prog->prog_fd(), prog->id(),
+                          spec.xdp_flags, why, whylen);
+    if (!att.ok() && fast) {
+        char fwhy[288];
+        std::snprintf(fwhy, sizeof fwhy, "%s XDP mode: %s", spec.name, why);
+        without_fast_path(cfg, fwhy);
+        fast = false;
+        att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname,
+                                           prog->prog_fd(), prog->id(),
+                                           spec.xdp_flags, why, whylen);
+    }
     if (!att.ok() && prog->hints()) {
         // Never lose the port for a hint: try the plain program.
         without_hints(cfg, why);
         prog = &prog_;
-        att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, *prog,
+        att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname,
+                                           prog->prog_fd(), prog->id(),
                                            spec.xdp_flags, why, whylen);
     }
     if (!att.ok()) {
         return att.error();
     }
     attachment_ = att.take();
+    fast_path_active_ = fast;
+    attached_id_ = fast ? fast_path_.prog_id() : prog->id();
 
     for (unsigned q = 0; q < n_queues_; q++) {
         afxdp::QueueConfig qc = {};
@@ -243,7 +298,8 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         // Packets of several frames only reach a socket through a program
         // that takes them.
         qc.multi_buffer = prog->has_frags();
-        qc.rx_meta = prog->hints() != 0;
+        // Hints and marks both come as metadata in front of the packet.
+        qc.rx_meta = prog->hints() != 0 || fast;
         qc.mtu_needs_multi_buffer = mtu_ > AFXDP_MAX_MTU_ONE_FRAME
                                     ? mtu_ : 0;
         qc.in_place_copy_mode = cfg.port.sharing == AFXDP_SHARE_IN_PLACE;
@@ -310,6 +366,7 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     d->n_frames_ = cfg.port.n_frames;
     d->need_wakeup_requested_ = cfg.port.use_need_wakeup;
     d->coalesce_requested_ = cfg.port.coalesce_tx_kicks;
+    d->fast_path_requested_ = cfg.offload && cfg.port.fast_path;
     char why[256] = "";
     int e = d->take_pool(cfg, cfg.port.sharing != AFXDP_SHARE_OFF, why,
                          sizeof why);
@@ -426,7 +483,7 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->n_queues = n_queues_;
     out->ring_size = ring_size_;
     out->n_frames = n_frames_;
-    out->prog_id = attached_program().id();
+    out->prog_id = attached_id_;
     afxdp_pool *p = pool_.get();
     out->umem_id = p ? p->id() : 0;
     out->umem_frames = p ? p->n_frames() : 0;
@@ -449,4 +506,91 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->rx_hash_reason = out->rx_hash ? "" : hash_why_;
     out->rx_vlan = hints & afxdp::kHintVlan;
     out->rx_vlan_reason = out->rx_vlan ? "" : vlan_why_;
+}
+
+int
+afxdp_dev::flow_put(const uint32_t ufid[4], const afxdp_flow_match &match,
+                    const afxdp_flow_action *actions, size_t n_actions,
+                    uint32_t mark, afxdp_offload_refusal *refusal) noexcept
+{
+    const afxdp::FlowTable::Ufid id = {ufid[0], ufid[1], ufid[2], ufid[3]};
+    afxdp::Translation t = afxdp::translate(match, actions, n_actions, mark);
+    *refusal = t.refusal;
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    if (!fast_path_active_) {
+        return -EOPNOTSUPP;
+    }
+    if (!t.full()) {
+        refused_[t.refusal]++;
+    }
+    // A flow OVS changes into one XDP cannot hold must leave the maps: its
+    // old actions are no longer OVS's.
+    if (!t.offloadable()) {
+        fast_path_.del(id);
+        return -EOPNOTSUPP;
+    }
+    int err = fast_path_.put(id, t.flow);
+    if (err) {
+        put_failed_++;
+        fast_path_.del(id);
+        return err;
+    }
+    return 0;
+}
+
+int
+afxdp_dev::flow_del(const uint32_t ufid[4]) noexcept
+{
+    const afxdp::FlowTable::Ufid id = {ufid[0], ufid[1], ufid[2], ufid[3]};
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    return fast_path_.del(id);
+}
+
+int
+afxdp_dev::flow_stats(const uint32_t ufid[4], afxdp_flow_stats *out) const
+    noexcept
+{
+    const afxdp::FlowTable::Ufid id = {ufid[0], ufid[1], ufid[2], ufid[3]};
+    afxdp::FastPathFlowStats st;
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    int err = fast_path_.flow_stats(id, &st);
+    if (err) {
+        return err;
+    }
+    out->n_packets = st.packets;
+    out->n_bytes = st.bytes;
+    // Both CLOCK_MONOTONIC.
+    out->used_msec = (long long) (st.used_ns / 1000000);
+    return 0;
+}
+
+int
+afxdp_dev::fast_path_target(int ifindex, bool add) noexcept
+{
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    if (!fast_path_active_) {
+        return -EOPNOTSUPP;
+    }
+    int err = add ? fast_path_.add_target(ifindex)
+                  : fast_path_.del_target(ifindex);
+    return err == -ENOENT && !add ? 0 : err;
+}
+
+void
+afxdp_dev::fast_path_stats(afxdp_fast_path_stats *out) const noexcept
+{
+    *out = {};
+    out->requested = fast_path_requested_;
+    out->active = fast_path_active_;
+    out->reason = fast_path_requested_ && !fast_path_active_
+                  ? fast_path_why_ : "";
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    if (!fast_path_active_) {
+        return;
+    }
+    out->flows = unsigned(fast_path_.flows().n_flows());
+    out->masks = unsigned(fast_path_.flows().n_masks());
+    fast_path_.counters(out->packets);
+    std::memcpy(out->refused, refused_, sizeof refused_);
+    out->put_failed = put_failed_;
 }

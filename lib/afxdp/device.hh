@@ -4,8 +4,10 @@
 #define AFXDP_DEVICE_HH
 
 #include <memory>
+#include <mutex>
 
 #include "afxdp.h"
+#include "fastpath.hh"
 #include "queue.hh"
 #include "result.hh"
 #include "xdp_prog.hh"
@@ -30,6 +32,17 @@ public:
     {
         return attachment_.still_attached();
     }
+
+    // The fast path (afxdp.h's afxdp_dev_flow_put() and the rest; 0 or a
+    // negative errno).  Called from any thread: OVS puts flows from its
+    // offload thread and reads them from the main one.
+    int flow_put(const uint32_t ufid[4], const afxdp_flow_match &,
+                 const afxdp_flow_action *, size_t n_actions, uint32_t mark,
+                 afxdp_offload_refusal *refusal) noexcept;
+    int flow_del(const uint32_t ufid[4]) noexcept;
+    int flow_stats(const uint32_t ufid[4], afxdp_flow_stats *) const noexcept;
+    int fast_path_target(int ifindex, bool add) noexcept;
+    void fast_path_stats(afxdp_fast_path_stats *) const noexcept;
 
 private:
     afxdp_dev() = default;
@@ -63,6 +76,14 @@ private:
     {
         return hinted_prog_.loaded() ? hinted_prog_ : prog_;
     }
+    // Loads the fast path for 'mode', with the hints of 'prog' (the
+    // program it stands in for): true if loaded, else why in
+    // fast_path_why_.
+    bool load_fast_path(const afxdp_dev_config &, afxdp_xdp_mode,
+                        const afxdp::XskProgram &prog) noexcept;
+    // The fast path failed 'why': go on without it, and say so once.
+    void without_fast_path(const afxdp_dev_config &, const char *why)
+        noexcept;
 
     // The device's reference to its frames' pool, given back after the
     // queues have returned what their rings held.
@@ -90,6 +111,7 @@ private:
     Claim claim_;
     afxdp::XskProgram prog_;          // Plain: runs in any mode.
     afxdp::XskProgram hinted_prog_;   // With hints, if attached.
+    afxdp::FastPath fast_path_;       // Attached instead, if loaded.
     afxdp::XdpAttachment attachment_;
     PoolRef pool_;
     std::unique_ptr<afxdp_queue> queues_[AFXDP_MAX_QUEUES];
@@ -109,6 +131,13 @@ private:
     const char *vlan_why_ = "";     // Why the VLAN tag is not put back.
     char hints_failed_[256] = "";   // The program with hints did not load
                                     // or attach: why.
+    bool fast_path_requested_ = false;  // Offload on, port opted in.
+    bool fast_path_active_ = false;     // fast_path_'s program attached.
+    char fast_path_why_[288] = "";      // Requested, not active: why.
+    uint32_t attached_id_ = 0;          // The program attached.
+    mutable std::mutex fast_path_mutex_;   // fast_path_'s table and the
+    uint64_t refused_[AFXDP_REFUSED_N] = {};   // counters below.
+    uint64_t put_failed_ = 0;
 };
 
 #endif  // AFXDP_DEVICE_HH

@@ -10,16 +10,21 @@
  * also extracts nd_target and the options).  A punted packet goes to
  * OVS untouched.
  *
- * It reads the frame's bytes only: a VLAN tag the driver stripped into
- * the packet's metadata (the RX VLAN hint) must be put back into the
- * frame first, as our program does for the socket, or the packet punted;
- * otherwise the key says untagged where OVS sees the tag.
+ * A VLAN tag the driver stripped into the packet's metadata is not in
+ * the frame: the fast path asks for it (the RX VLAN hint) and gives it to
+ * the parser, or the key would say untagged where OVS sees the tag.
+ *
+ * ovs_afxdp_fast (and ovs_afxdp_fasth, the same with packet hints) is
+ * the fast path itself: the parser, then a lookup of
+ * the key in the offloaded megaflows (fastpath-maps.h), then what the
+ * flow says: drop, rewrite and redirect to another interface, or up to
+ * OVS through the AF_XDP socket with the flow's mark in front of the
+ * packet.  A packet it cannot parse, or that no flow matches, goes to the
+ * socket as the plain program sends it.  afxdp_parse_test stores each
+ * packet's key for the unit tests (tests/unit/test-fastpath.cc).
  *
  * Built with clang's BPF target, freestanding: afxdp.h's types come from
- * clang's own <stdint.h>.  For now the only program here is
- * afxdp_parse_test, which stores each packet's key for the unit tests
- * (tests/unit/test-fastpath.cc); the fast path's lookup will share the
- * parser. */
+ * clang's own <stdint.h>. */
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -29,6 +34,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "afxdp.h"
+#include "fastpath-maps.h"
 
 #define PARSED 0
 #define PUNT 1
@@ -221,12 +227,22 @@ parse_arp(const __u8 *arp, __u32 size, const void *end,
     return PARSED;
 }
 
+/* A VLAN tag the driver stripped from the frame into its metadata (the
+ * RX VLAN hint), which OVS sees as the packet's tag. */
+struct stripped_tag {
+    int present;
+    __u16 tpid;        /* Network byte order. */
+    __u16 tci;         /* Network byte order. */
+};
+
 /* PARSED with 'k' filled, or PUNT.  'pkt_len' is the whole packet's
  * length; with multi-buffer it goes past 'end', the end of the first
- * buffer, and a header beyond that is punted. */
+ * buffer, and a header beyond that is punted.  'tag' is the tag the
+ * driver stripped, which came first: a tag still in the frame is then a
+ * second one. */
 static __always_inline int
 parse_key(const void *data, const void *end, __u32 pkt_len,
-          struct afxdp_flow_key *k)
+          const struct stripped_tag *tag, struct afxdp_flow_key *k)
 {
     const __u8 *p = data;
     __builtin_memset(k, 0, sizeof *k);
@@ -237,7 +253,15 @@ parse_key(const void *data, const void *end, __u32 pkt_len,
     copy6(k->dl_src, p + 6);
     __u16 type = load_be16(p + 12);
     p += 14;
-    if (type == bpf_htons(ETH_P_8021Q) || type == bpf_htons(ETH_P_8021AD)) {
+    if (tag->present) {
+        k->vlan_tpid = tag->tpid;
+        k->vlan_tci = tag->tci | bpf_htons(VLAN_CFI);
+        if (type == bpf_htons(ETH_P_8021Q)
+            || type == bpf_htons(ETH_P_8021AD)) {
+            return PUNT;   /* A second tag: the key holds one. */
+        }
+    } else if (type == bpf_htons(ETH_P_8021Q)
+               || type == bpf_htons(ETH_P_8021AD)) {
         if (!HAVE(p, 4, end)) {
             return PUNT;
         }
@@ -269,6 +293,366 @@ parse_key(const void *data, const void *end, __u32 pkt_len,
     return PARSED;
 }
 
+/* The packet hints this program asks the driver for (AFXDP_FP_HINT_*),
+ * set by the core before loading; a program with any is bound to the
+ * device.  Constant to the verifier, which drops the code for the others. */
+const volatile __u32 fp_hints SEC(".rodata.hints") = 0;
+
+/* The kfuncs (Linux 6.3 and 6.8).  Weak: a kernel without them loads the
+ * program, and the core asks for no hints there. */
+enum xdp_rss_hash_type { AFXDP_RSS_L4 = 1 << 3 };   /* The kernel's bit. */
+extern int bpf_xdp_metadata_rx_hash(const struct xdp_md *ctx, __u32 *hash,
+                                    enum xdp_rss_hash_type *rss_type)
+    __ksym __weak;
+extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx,
+                                        __be16 *vlan_proto, __u16 *vlan_tci)
+    __ksym __weak;
+
+/* The fast path's maps: fastpath-maps.h says what each holds. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct afxdp_fp_config);
+} fp_config SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, AFXDP_FP_MAX_MASKS);
+    __type(key, __u32);
+    __type(value, struct afxdp_fp_mask);
+} fp_masks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, AFXDP_FP_MAX_FLOWS);
+    __type(key, struct afxdp_fp_flow_key);
+    __type(value, struct afxdp_fp_action);
+} fp_flows SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, AFXDP_FP_MAX_FLOWS);
+    __type(key, __u32);
+    __type(value, struct afxdp_fp_stats);
+} fp_stats SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+    __uint(max_entries, 256);
+    __type(key, __u32);
+    __type(value, struct bpf_devmap_val);
+} fp_ports SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, AFXDP_FP_N_COUNTERS);
+    __type(key, __u32);
+    __type(value, __u64);
+} fp_counters SEC(".maps");
+
+/* The plain program's map, reused by the core (bpf_map__reuse_fd). */
+struct {
+    __uint(type, BPF_MAP_TYPE_XSKMAP);
+    __uint(max_entries, 64);
+    __type(key, __u32);
+    __type(value, __u32);
+} xsks SEC(".maps");
+
+static __always_inline void
+count(__u32 counter)
+{
+    __u64 *c = bpf_map_lookup_elem(&fp_counters, &counter);
+    if (c) {
+        *c += 1;   /* Per CPU: no other writer. */
+    }
+}
+
+/* A packet the flow's actions were carried out on in XDP, for OVS's
+ * statistics of the flow.  A packet that goes up to OVS is not counted:
+ * OVS counts it. */
+static __always_inline void
+count_hit(const struct afxdp_fp_action *a, __u32 len)
+{
+    __u32 slot = a->stats_slot;
+    struct afxdp_fp_stats *st = bpf_map_lookup_elem(&fp_stats, &slot);
+    if (st) {
+        st->packets++;
+        st->bytes += len;
+        st->used_ns = bpf_ktime_get_ns();
+    }
+}
+
+/* The stripped tag back into the frame, after the MAC addresses: 0, or
+ * -1 with the frame as it was. */
+static __always_inline int
+put_back_tag(struct xdp_md *ctx, const struct stripped_tag *tag)
+{
+    if (bpf_xdp_adjust_head(ctx, -4)) {
+        return -1;
+    }
+    __u8 *p = (__u8 *) (long) ctx->data;
+    void *end = (void *) (long) ctx->data_end;
+    if (!HAVE(p, 18, end)) {
+        bpf_xdp_adjust_head(ctx, 4);
+        return -1;
+    }
+    __builtin_memmove(p, p + 4, 12);
+    __builtin_memcpy(p + 12, &tag->tpid, 2);
+    __builtin_memcpy(p + 14, &tag->tci, 2);
+    return 0;
+}
+
+/* Up to OVS through the queue's socket (to the kernel's stack if the
+ * queue has none, as the plain program does), with 'mark' in front of the
+ * packet if 'marked'.  A packet for the socket also gets what the plain
+ * program with hints gives it: its stripped tag back in the frame, and
+ * the driver's hash.  One for the stack stays as the driver gave it. */
+static __always_inline int
+to_socket(struct xdp_md *ctx, const int hinted,
+          const struct stripped_tag *tag, int marked, __u32 mark)
+{
+    int verdict = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+    if (verdict != XDP_REDIRECT || (!marked && !(hinted && fp_hints))) {
+        return verdict;
+    }
+    /* The redirect happens after we return: the changes go with it. */
+    __u32 flags = AFXDP_META_MAGIC, hash = 0;
+    if (tag->present) {
+        flags |= put_back_tag(ctx, tag) ? AFXDP_META_VLAN_LOST
+                                        : AFXDP_META_VLAN_RESTORED;
+    }
+    if (hinted && (fp_hints & AFXDP_FP_HINT_HASH)
+        && bpf_xdp_metadata_rx_hash) {
+        enum xdp_rss_hash_type type = 0;
+        if (!bpf_xdp_metadata_rx_hash(ctx, &hash, &type)
+            && (type & AFXDP_RSS_L4)) {
+            flags |= AFXDP_META_HASH;
+        } else {
+            hash = 0;
+        }
+    }
+    if (marked) {
+        if (bpf_xdp_adjust_meta(ctx, -12)) {
+            return verdict;   /* No room: OVS classifies it itself. */
+        }
+        __u32 *meta = (__u32 *) (long) ctx->data_meta;
+        if ((void *) (meta + 3) > (void *) (long) ctx->data) {
+            return verdict;
+        }
+        meta[0] = mark;
+        meta[1] = hash;
+        meta[2] = flags | AFXDP_META_MARK;
+        count(AFXDP_FP_marked);
+    } else {
+        if (bpf_xdp_adjust_meta(ctx, -8)) {
+            return verdict;
+        }
+        __u32 *meta = (__u32 *) (long) ctx->data_meta;
+        if ((void *) (meta + 2) > (void *) (long) ctx->data) {
+            return verdict;
+        }
+        meta[0] = hash;
+        meta[1] = flags;
+    }
+    return verdict;
+}
+
+/* The flow whose mask and masked key the packet's key meets first, in
+ * slot order. */
+static __always_inline const struct afxdp_fp_action *
+lookup(const struct afxdp_flow_key *key)
+{
+    __u32 zero = 0;
+    const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
+                                                            &zero);
+    if (!cfg) {
+        return 0;
+    }
+    __u32 n = cfg->mask_slots;
+    struct afxdp_fp_flow_key fk __attribute__((aligned(8)));
+    const __u64 *k = (const __u64 *) key;
+    __u64 *out = (__u64 *) &fk.key;
+
+    fk.pad = 0;
+    /* 64 bits: spilled to the stack, a 32-bit counter loses its value to
+     * the verifier, which then sees the loop as endless. */
+    for (__u64 slot = 0; slot < AFXDP_FP_MAX_MASKS; slot++) {
+        if (slot >= n) {
+            break;
+        }
+        __u32 index = slot;
+        const struct afxdp_fp_mask *m = bpf_map_lookup_elem(&fp_masks,
+                                                            &index);
+        if (!m || !m->in_use) {
+            continue;
+        }
+        const __u64 *mw = (const __u64 *) &m->mask;
+#pragma unroll
+        for (int i = 0; i < sizeof fk.key / 8; i++) {
+            out[i] = k[i] & mw[i];
+        }
+        fk.mask_slot = slot;
+        const struct afxdp_fp_action *a = bpf_map_lookup_elem(&fp_flows,
+                                                              &fk);
+        if (a) {
+            return a;
+        }
+    }
+    return 0;
+}
+
+/* OVS's set_eth on one address: value | (old & ~mask). */
+static __always_inline void
+set_addr(__u8 *p, const __u8 *value, const __u8 *mask)
+{
+#pragma unroll
+    for (int i = 0; i < 6; i++) {
+        p[i] = value[i] | (p[i] & ~mask[i]);
+    }
+}
+
+/* The flow's VLAN and Ethernet rewrites: 0, or -1 with the packet as it
+ * was.  The match pinned the tag down, so a pop or replace finds one and
+ * a push finds none.  A tag the driver stripped ('tag') is the packet's
+ * tag but not in the frame, and a redirect leaves it behind: the frame
+ * must then get the tag the flow leaves on the packet. */
+static __always_inline int
+rewrite(struct xdp_md *ctx, const struct afxdp_fp_action *a,
+        const struct stripped_tag *tag)
+{
+    __u8 *p = (__u8 *) (long) ctx->data;
+    void *end = (void *) (long) ctx->data_end;
+    int pop = 0, push = 0, replace = 0;
+    __u16 tpid = a->tpid, tci = a->tci;
+
+    switch (a->vlan_op) {
+    case AFXDP_FP_VLAN_NONE:
+        push = tag->present;
+        tpid = tag->tpid;
+        tci = tag->tci;
+        break;
+    case AFXDP_FP_VLAN_POP:
+        pop = !tag->present;
+        break;
+    case AFXDP_FP_VLAN_PUSH:
+        if (tag->present) {
+            return -1;   /* Not for a tagged packet: the match says so. */
+        }
+        push = 1;
+        break;
+    default:
+        push = tag->present;
+        replace = !tag->present;
+        break;
+    }
+    if (pop) {
+        if (!HAVE(p, 18, end)) {
+            return -1;
+        }
+        __builtin_memmove(p + 4, p, 12);
+        if (bpf_xdp_adjust_head(ctx, 4)) {
+            return -1;   /* Cannot fail: the frame had its 18 bytes. */
+        }
+    } else if (push) {
+        struct stripped_tag t = {1, tpid, tci};
+        if (put_back_tag(ctx, &t)) {
+            return -1;
+        }
+    } else if (replace) {
+        if (!HAVE(p, 18, end)) {
+            return -1;
+        }
+        __builtin_memcpy(p + 12, &tpid, 2);
+        __builtin_memcpy(p + 14, &tci, 2);
+    }
+    p = (__u8 *) (long) ctx->data;
+    end = (void *) (long) ctx->data_end;
+    if (!HAVE(p, 12, end)) {
+        return -1;
+    }
+    set_addr(p, a->eth_dst, a->eth_dst_mask);
+    set_addr(p + 6, a->eth_src, a->eth_src_mask);
+    return 0;
+}
+
+/* The fast path; 'hinted' is constant in each of the two programs. */
+static __always_inline int
+fast_path(struct xdp_md *ctx, const int hinted)
+{
+    const void *data = (const void *) (long) ctx->data;
+    const void *end = (const void *) (long) ctx->data_end;
+    __u32 len = bpf_xdp_get_buff_len(ctx);
+    struct afxdp_flow_key key __attribute__((aligned(8)));
+    struct stripped_tag tag = {0, 0, 0};
+
+    if (hinted && (fp_hints & AFXDP_FP_HINT_VLAN)
+        && bpf_xdp_metadata_rx_vlan_tag) {
+        __be16 proto = 0;
+        __u16 tci = 0;
+        if (!bpf_xdp_metadata_rx_vlan_tag(ctx, &proto, &tci)) {
+            tag.present = 1;
+            tag.tpid = proto;
+            tag.tci = bpf_htons(tci);
+        }
+    }
+    if (parse_key(data, end, len, &tag, &key) != PARSED) {
+        count(AFXDP_FP_punted);
+        return to_socket(ctx, hinted, &tag, 0, 0);
+    }
+    const struct afxdp_fp_action *a = lookup(&key);
+    if (!a) {
+        count(AFXDP_FP_missed);
+        return to_socket(ctx, hinted, &tag, 0, 0);
+    }
+    if (a->verdict == AFXDP_FP_DROP) {
+        count_hit(a, len);
+        count(AFXDP_FP_dropped);
+        return XDP_DROP;
+    }
+    if (a->verdict == AFXDP_FP_REDIRECT) {
+        /* A packet the target may not take goes to OVS untouched: one not
+         * in fp_ports, or of several buffers (not every driver transmits
+         * those).  The redirect itself happens after we return. */
+        if (len != (__u32) (end - data)) {
+            count(AFXDP_FP_multi_buffer);
+            return to_socket(ctx, hinted, &tag, 0, 0);
+        }
+        if (bpf_redirect_map(&fp_ports, a->ifindex, XDP_PASS)
+            != XDP_REDIRECT) {
+            count(AFXDP_FP_redirect_failed);
+            return to_socket(ctx, hinted, &tag, 0, 0);
+        }
+        if (rewrite(ctx, a, &tag)) {
+            count(AFXDP_FP_rewrite_failed);
+            return to_socket(ctx, hinted, &tag, 0, 0);
+        }
+        count_hit(a, len);
+        count(AFXDP_FP_redirected);
+        return XDP_REDIRECT;
+    }
+    return to_socket(ctx, hinted, &tag, 1, a->mark);
+}
+
+/* The fast path with no packet hints: runs in any mode.  The kernel
+ * refuses a program that names a hint kfunc unless it is bound to one
+ * device, even where the call is never made: hence two programs. */
+SEC("xdp.frags")
+int
+ovs_afxdp_fast(struct xdp_md *ctx)
+{
+    return fast_path(ctx, 0);
+}
+
+/* The fast path with the hints fp_hints names, bound to one device and
+ * run in its driver (native) mode. */
+SEC("xdp.frags")
+int
+ovs_afxdp_fasth(struct xdp_md *ctx)
+{
+    return fast_path(ctx, 1);
+}
+
 /* For the unit tests: each packet's result and key, in slot 0. */
 struct parse_result {
     __u32 verdict;     /* PARSED or PUNT. */
@@ -294,7 +678,9 @@ afxdp_parse_test(struct xdp_md *ctx)
     if (!r) {
         return XDP_ABORTED;
     }
-    r->verdict = parse_key(data, end, bpf_xdp_get_buff_len(ctx), &r->key);
+    struct stripped_tag none = {0, 0, 0};
+    r->verdict = parse_key(data, end, bpf_xdp_get_buff_len(ctx), &none,
+                           &r->key);
     return XDP_PASS;
 }
 

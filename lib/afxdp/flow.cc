@@ -10,17 +10,6 @@ namespace {
 
 constexpr uint16_t kVlanCfi = 0x1000;   // OVS's "has a tag" bit.
 
-// Network byte order of a 16-bit field, without <arpa/inet.h>'s macros
-// (the key is compared as bytes).
-uint16_t
-be16_bits(uint16_t host)
-{
-    const uint8_t b[2] = {uint8_t(host >> 8), uint8_t(host)};
-    uint16_t v;
-    std::memcpy(&v, b, 2);
-    return v;
-}
-
 // What the match pins down about the packet's VLAN tag, and so about
 // every push or pop the actions make.
 enum class Tag { kUnknown, kAbsent, kPresent };
@@ -28,7 +17,7 @@ enum class Tag { kUnknown, kAbsent, kPresent };
 Tag
 tag_in(const afxdp_flow_match &m)
 {
-    const uint16_t cfi = be16_bits(kVlanCfi);
+    const uint16_t cfi = to_be16(kVlanCfi);
     if (!(m.mask.vlan_tci & cfi)) {
         return Tag::kUnknown;
     }
@@ -190,90 +179,129 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
 }
 
 int
-FlowTable::mask_index(const afxdp_flow_key &mask) const
+FlowTable::slot_of(const afxdp_flow_key &mask) const
 {
-    for (size_t i = 0; i < masks_.size(); i++) {
-        if (key_equal(masks_[i], mask)) {
+    for (size_t i = 0; i < kMaxMasks; i++) {
+        if (mask_refs_[i] && key_equal(masks_[i], mask)) {
             return int(i);
         }
     }
     return -1;
 }
 
-void
-FlowTable::unref_mask(const afxdp_flow_key &mask)
-{
-    int i = mask_index(mask);
-    if (i >= 0 && !--mask_refs_[i]) {
-        masks_.erase(masks_.begin() + i);
-        mask_refs_.erase(mask_refs_.begin() + i);
-    }
-}
-
 int
-FlowTable::put(const std::array<uint32_t, 4> &ufid, const XdpFlow &flow)
+FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
 {
     // The program's flow map has one entry per masked key and mask.
-    for (const auto &[other, f] : flows_) {
-        if (other != ufid && key_equal(f.mask, flow.mask)
-            && key_equal(f.key, flow.key)) {
+    for (const auto &[other, e] : flows_) {
+        if (other != ufid && key_equal(e.flow.mask, flow.mask)
+            && key_equal(e.flow.key, flow.key)) {
             return -EEXIST;
         }
     }
     auto old = flows_.find(ufid);
-    bool same_mask = old != flows_.end()
-                     && key_equal(old->second.mask, flow.mask);
-    int m = mask_index(flow.mask);
     if (old == flows_.end() && flows_.size() >= kMaxFlows) {
         return -ENOSPC;
     }
-    // A replaced flow that was its mask's last user makes room for one.
-    bool frees_mask = old != flows_.end() && !same_mask
-                      && mask_refs_[mask_index(old->second.mask)] == 1;
-    if (m < 0 && masks_.size() - frees_mask >= kMaxMasks) {
-        return -ENOSPC;
+    int slot = slot_of(flow.mask);
+    if (slot < 0) {
+        // The lowest free slot; or the one a replaced flow was the last
+        // to use, which is free once it goes.
+        for (size_t i = 0; i < kMaxMasks && slot < 0; i++) {
+            if (!mask_refs_[i]) {
+                slot = int(i);
+            }
+        }
+        if (slot < 0 && old != flows_.end()
+            && mask_refs_[old->second.mask_slot] == 1) {
+            slot = int(old->second.mask_slot);
+        }
+        if (slot < 0) {
+            return -ENOSPC;
+        }
     }
-    if (old != flows_.end() && !same_mask) {
-        unref_mask(old->second.mask);
-        m = mask_index(flow.mask);
+    uint32_t stats;
+    if (old != flows_.end()) {
+        stats = old->second.stats_slot;
+        mask_refs_[old->second.mask_slot]--;
+    } else if (!free_stats_.empty()) {
+        stats = free_stats_.back();
+        free_stats_.pop_back();
+    } else {
+        stats = next_stats_++;
     }
-    if (m < 0) {
-        masks_.push_back(flow.mask);
-        mask_refs_.push_back(1);
-    } else if (!same_mask) {
-        mask_refs_[m]++;
-    }
-    flows_[ufid] = flow;
+    masks_[slot] = flow.mask;
+    mask_refs_[slot]++;
+    flows_[ufid] = Entry{flow, uint32_t(slot), stats};
     return 0;
 }
 
 int
-FlowTable::del(const std::array<uint32_t, 4> &ufid)
+FlowTable::del(const Ufid &ufid)
 {
     auto it = flows_.find(ufid);
     if (it == flows_.end()) {
         return -ENOENT;
     }
-    unref_mask(it->second.mask);
+    mask_refs_[it->second.mask_slot]--;
+    free_stats_.push_back(it->second.stats_slot);
     flows_.erase(it);
     return 0;
 }
 
-const XdpFlow *
-FlowTable::find(const std::array<uint32_t, 4> &ufid) const
+const FlowTable::Entry *
+FlowTable::entry(const Ufid &ufid) const
 {
     auto it = flows_.find(ufid);
     return it == flows_.end() ? nullptr : &it->second;
 }
 
 const XdpFlow *
+FlowTable::find(const Ufid &ufid) const
+{
+    const Entry *e = entry(ufid);
+    return e ? &e->flow : nullptr;
+}
+
+size_t
+FlowTable::n_masks() const
+{
+    size_t n = 0;
+    for (size_t refs : mask_refs_) {
+        n += refs != 0;
+    }
+    return n;
+}
+
+uint32_t
+FlowTable::mask_slots() const
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < kMaxMasks; i++) {
+        if (mask_refs_[i]) {
+            n = uint32_t(i + 1);
+        }
+    }
+    return n;
+}
+
+const afxdp_flow_key *
+FlowTable::mask_at(uint32_t slot) const
+{
+    return slot < kMaxMasks && mask_refs_[slot] ? &masks_[slot] : nullptr;
+}
+
+const XdpFlow *
 FlowTable::lookup(const afxdp_flow_key &packet) const
 {
-    for (const afxdp_flow_key &mask : masks_) {
-        afxdp_flow_key k = masked(packet, mask);
-        for (const auto &[ufid, flow] : flows_) {
-            if (key_equal(flow.mask, mask) && key_equal(flow.key, k)) {
-                return &flow;
+    for (uint32_t slot = 0; slot < mask_slots(); slot++) {
+        if (!mask_refs_[slot]) {
+            continue;
+        }
+        afxdp_flow_key k = masked(packet, masks_[slot]);
+        for (const auto &[ufid, e] : flows_) {
+            if (e.mask_slot == slot && key_equal(e.flow.key, k)) {
+                return &e.flow;
             }
         }
     }

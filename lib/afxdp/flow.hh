@@ -11,36 +11,43 @@
 // where OVS would have done anything else.
 //
 // FlowTable is a port's set of offloaded flows as the XDP program's maps
-// hold them: one masked key per flow, found through the list of distinct
-// masks, both bounded.  It is the program's maps' model: what fits and
-// what each put and delete changes.
+// hold them: one masked key per flow, in a bounded number of mask slots
+// and counter slots.  It is the program's maps' model (FastPath keeps the
+// maps equal to one): what fits, where it sits, and which flow a packet
+// meets.
 #ifndef AFXDP_FLOW_HH
 #define AFXDP_FLOW_HH
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <vector>
 
 #include "afxdp.h"
+#include "fastpath-maps.h"
 
 namespace afxdp {
 
 static_assert(sizeof(afxdp_flow_key) == 80, "the XDP program's key layout");
 
-// What XDP does with a packet the flow matches.
+// What XDP does with a packet the flow matches (valued as the program's
+// maps hold it).
 enum class Verdict : uint8_t {
-    kDrop,        // XDP_DROP.
-    kRedirect,    // Rewrite, then bpf_redirect_map() to 'ifindex'.
-    kToSocket,    // Up to the AF_XDP socket with 'mark' (partial offload).
+    kDrop = AFXDP_FP_DROP,             // XDP_DROP.
+    kRedirect = AFXDP_FP_REDIRECT,     // Rewrite, then to 'ifindex'.
+    kToSocket = AFXDP_FP_TO_SOCKET,    // Up to the socket with 'mark'
+                                       // (partial offload).
 };
 
 // The VLAN rewrite before a redirect.
 enum class VlanOp : uint8_t {
-    kNone,
-    kPop,         // Remove the tag.
-    kPush,        // Add 'tpid'/'tci' to an untagged packet.
-    kReplace,     // Tagged in, tagged out: overwrite 'tpid'/'tci'.
+    kNone = AFXDP_FP_VLAN_NONE,
+    kPop = AFXDP_FP_VLAN_POP,          // Remove the tag.
+    kPush = AFXDP_FP_VLAN_PUSH,        // Add 'tpid'/'tci' to an untagged
+                                       // packet.
+    kReplace = AFXDP_FP_VLAN_REPLACE,  // Tagged in, tagged out: overwrite
+                                       // 'tpid'/'tci'.
 };
 
 struct XdpFlow {
@@ -69,36 +76,62 @@ struct Translation {
 Translation translate(const afxdp_flow_match &, const afxdp_flow_action *,
                       size_t n_actions, uint32_t mark);
 
-// The flows of one port, as the XDP program's maps hold them.
+// The flows of one port, as the XDP program's maps hold them: each flow
+// in one of kMaxMasks mask slots (shared by the flows with that mask) and
+// in one of kMaxFlows counter slots.  A slot keeps its number while in
+// use, so that the program's entries need not move.
 class FlowTable {
 public:
     static constexpr size_t kMaxMasks = 32;      // Lookups per packet.
     static constexpr size_t kMaxFlows = 16384;   // Entries of the flow map.
+    using Ufid = std::array<uint32_t, 4>;
+
+    struct Entry {
+        XdpFlow flow;
+        uint32_t mask_slot;    // The mask's slot.
+        uint32_t stats_slot;   // The flow's counters' slot.
+    };
 
     // Puts (or replaces) the flow OVS knows by 'ufid'.  -ENOSPC if the
-    // flow map or the mask list is full, -EEXIST if another flow has the
+    // flow map or the mask slots are full, -EEXIST if another flow has the
     // same mask and masked key (the map holds one); the table is then
-    // unchanged.
-    int put(const std::array<uint32_t, 4> &ufid, const XdpFlow &);
+    // unchanged.  A replaced flow keeps its counters' slot.
+    int put(const Ufid &ufid, const XdpFlow &);
     // -ENOENT if there is no such flow.
-    int del(const std::array<uint32_t, 4> &ufid);
-    const XdpFlow *find(const std::array<uint32_t, 4> &ufid) const;
+    int del(const Ufid &ufid);
+    const XdpFlow *find(const Ufid &ufid) const;
+    const Entry *entry(const Ufid &ufid) const;
 
-    // The masks in the order the program tries them.
-    const std::vector<afxdp_flow_key> &masks() const { return masks_; }
     size_t n_flows() const { return flows_.size(); }
+    size_t n_masks() const;
+    // Every mask in use is in a slot below this.
+    uint32_t mask_slots() const;
+    // The mask in 'slot', or nullptr if the slot is free.
+    const afxdp_flow_key *mask_at(uint32_t slot) const;
     // Which flow a packet with fields 'packet' meets first, as the
-    // program finds it: nullptr if none.
+    // program finds it (slot by slot): nullptr if none.
     const XdpFlow *lookup(const afxdp_flow_key &packet) const;
 
 private:
-    int mask_index(const afxdp_flow_key &) const;
-    void unref_mask(const afxdp_flow_key &);
+    int slot_of(const afxdp_flow_key &mask) const;
 
-    std::map<std::array<uint32_t, 4>, XdpFlow> flows_;
-    std::vector<afxdp_flow_key> masks_;
-    std::vector<size_t> mask_refs_;
+    std::map<Ufid, Entry> flows_;
+    std::array<afxdp_flow_key, kMaxMasks> masks_{};
+    std::array<size_t, kMaxMasks> mask_refs_{};   // 0: the slot is free.
+    std::vector<uint32_t> free_stats_;            // Counter slots given back.
+    uint32_t next_stats_ = 0;                     // Never used yet from here.
 };
+
+// A 16-bit field in network byte order, as the key and the program's maps
+// hold it (compared as bytes), without <arpa/inet.h>'s macros.
+inline uint16_t
+to_be16(uint16_t host)
+{
+    const uint8_t b[2] = {uint8_t(host >> 8), uint8_t(host)};
+    uint16_t v;
+    std::memcpy(&v, b, 2);
+    return v;
+}
 
 // key & mask, field by field over the whole struct.
 afxdp_flow_key masked(const afxdp_flow_key &key, const afxdp_flow_key &mask);

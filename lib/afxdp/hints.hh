@@ -11,25 +11,29 @@
 
 #include <cstdint>
 
+#include "fastpath-maps.h"
+
 namespace afxdp {
 
 // The hints, as bits.
 enum RxHint : unsigned {
-    kHintHash = 1 << 0,   // bpf_xdp_metadata_rx_hash.
-    kHintVlan = 1 << 1,   // bpf_xdp_metadata_rx_vlan_tag.
+    kHintHash = AFXDP_FP_HINT_HASH,   // bpf_xdp_metadata_rx_hash.
+    kHintVlan = AFXDP_FP_HINT_VLAN,   // bpf_xdp_metadata_rx_vlan_tag.
 };
 
-// What a program with hints leaves in front of every packet it redirects.
+// What a program with hints leaves in front of every packet it redirects
+// (fastpath-maps.h has the layout, shared with the fast path's program,
+// which may put a flow's mark in front of it).
 struct RxMeta {
     uint32_t hash;    // The driver's RSS hash, if kMetaHash.
     uint32_t flags;   // kMetaMagic | kMeta* bits.
 };
-inline constexpr uint32_t kMetaMagic = 0x0afd0000;
-inline constexpr uint32_t kMetaMagicMask = 0xffff0000;
-inline constexpr uint32_t kMetaHash = 1 << 0;          // 'hash' is valid.
-inline constexpr uint32_t kMetaVlanRestored = 1 << 1;  // Tag put back.
-inline constexpr uint32_t kMetaVlanLost = 1 << 2;      // Tag there, and no
-                                                       // room to put it back.
+inline constexpr uint32_t kMetaMagic = AFXDP_META_MAGIC;
+inline constexpr uint32_t kMetaMagicMask = AFXDP_META_MAGIC_MASK;
+inline constexpr uint32_t kMetaHash = AFXDP_META_HASH;
+inline constexpr uint32_t kMetaVlanRestored = AFXDP_META_VLAN_RESTORED;
+inline constexpr uint32_t kMetaVlanLost = AFXDP_META_VLAN_LOST;
+inline constexpr uint32_t kMetaMark = AFXDP_META_MARK;
 
 // Which hints a program for the interface 'ifindex' can ask for.
 struct HintSupport {

@@ -74,7 +74,7 @@ afxdp_queue::rx_wakeup_if_needed(unsigned *events, int *error) noexcept
 void
 afxdp_queue::read_meta(afxdp_rx_frame *out, uint32_t n) noexcept
 {
-    uint32_t hashed = 0, restored = 0, lost = 0;
+    uint32_t hashed = 0, restored = 0, lost = 0, marked = 0;
     for (uint32_t i = 0; i < n; i += out[i].n_frames) {
         uint8_t *at = static_cast<uint8_t *>(out[i].data) - sizeof(RxMeta);
         RxMeta m;
@@ -90,12 +90,20 @@ afxdp_queue::read_meta(afxdp_rx_frame *out, uint32_t n) noexcept
             out[i].has_rx_hash = true;
             hashed++;
         }
+        if (m.flags & kMetaMark) {
+            // The fast path's mark, the word before the RxMeta.
+            std::memcpy(&out[i].flow_mark, at - sizeof(uint32_t),
+                        sizeof(uint32_t));
+            out[i].has_flow_mark = true;
+            marked++;
+        }
         restored += (m.flags & kMetaVlanRestored) != 0;
         lost += (m.flags & kMetaVlanLost) != 0;
     }
     stats_.rx_hash += hashed;
     stats_.rx_vlan_restored += restored;
     stats_.rx_vlan_lost += lost;
+    stats_.rx_flow_marks += marked;
 }
 
 // How many of the 'n' entries peeked from 'first' (at most 'max') are
@@ -204,6 +212,7 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
         out[i].index = index;
         out[i].meta = meta;
         out[i].has_rx_hash = false;
+        out[i].has_flow_mark = false;
         if (i == head) {
             out[i].n_frames = 1;
             packets++;

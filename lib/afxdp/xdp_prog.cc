@@ -351,7 +351,12 @@ is_our_program(uint32_t id, char *name, size_t namelen) noexcept
         return false;
     }
     std::snprintf(name, namelen, "%s", info.name);
-    return !std::strcmp(info.name, kProgName);
+    for (const char *ours : {kProgName, kFastProgName, kFastHintsProgName}) {
+        if (!std::strcmp(info.name, ours)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 // Detaches program 'id' from 'ifindex' in the mode given by 'mode_flag',
@@ -478,8 +483,9 @@ XdpAttachment::~XdpAttachment()
 }
 
 Result<XdpAttachment>
-XdpAttachment::attach(int ifindex, const char *ifname, const XskProgram &prog,
-                      uint32_t xdp_flags, char *why, size_t whylen) noexcept
+XdpAttachment::attach(int ifindex, const char *ifname, int prog_fd,
+                      uint32_t prog_id, uint32_t xdp_flags, char *why,
+                      size_t whylen) noexcept
 {
     using R = Result<XdpAttachment>;
     // Look first: attaching over a program makes libbpf log a warning.
@@ -506,7 +512,7 @@ XdpAttachment::attach(int ifindex, const char *ifname, const XskProgram &prog,
             detach_exact(ifindex, modes[i], ids[i]);
         }
     }
-    int err = bpf_xdp_attach(ifindex, prog.prog_fd(),
+    int err = bpf_xdp_attach(ifindex, prog_fd,
                              xdp_flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
     if (err) {
         std::snprintf(why, whylen, "attaching the XDP program to %s failed: "
@@ -516,8 +522,8 @@ XdpAttachment::attach(int ifindex, const char *ifname, const XskProgram &prog,
     XdpAttachment a;
     a.ifindex_ = ifindex;
     a.xdp_flags_ = xdp_flags;
-    a.prog_ = Fd(fcntl(prog.prog_fd(), F_DUPFD_CLOEXEC, 0));
-    a.prog_id_ = prog.id();
+    a.prog_ = Fd(fcntl(prog_fd, F_DUPFD_CLOEXEC, 0));
+    a.prog_id_ = prog_id;
     return a;
 }
 

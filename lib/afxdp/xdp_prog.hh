@@ -19,7 +19,12 @@
 
 namespace afxdp {
 
-inline constexpr char kProgName[] = "ovs_afxdp_xsk";   // <= 15 characters.
+// Our programs' names (<= 15 characters): the plain one, and the fast
+// path's (fastpath.hh) without and with packet hints.  A program by one
+// of these names left attached by a killed process is ours to replace.
+inline constexpr char kProgName[] = "ovs_afxdp_xsk";
+inline constexpr char kFastProgName[] = "ovs_afxdp_fast";
+inline constexpr char kFastHintsProgName[] = "ovs_afxdp_fasth";
 
 // The loaded program and its socket map; freed when the last fd closes.
 class XskProgram {
@@ -42,6 +47,8 @@ public:
 
     // Steers queue 'qid' to the AF_XDP socket 'sock_fd'.
     int add_socket(unsigned qid, int sock_fd) const noexcept;
+    // The socket map, for another program to share (the fast path's).
+    int map_fd() const noexcept { return map_.get(); }
 
 private:
     Fd map_;          // BPF_MAP_TYPE_XSKMAP, queue id -> socket.
@@ -66,11 +73,12 @@ public:
     }
     ~XdpAttachment();
 
-    // Attaches 'prog' with 'xdp_flags' (XDP_FLAGS_SKB_MODE or _DRV_MODE).
-    // A program of ours left by an earlier process is replaced; anyone
-    // else's is left alone and reported in 'why'.
+    // Attaches the program 'prog_fd' (kernel id 'prog_id') with
+    // 'xdp_flags' (XDP_FLAGS_SKB_MODE or _DRV_MODE).  A program of ours
+    // left by an earlier process is replaced; anyone else's is left alone
+    // and reported in 'why'.
     static Result<XdpAttachment> attach(int ifindex, const char *ifname,
-                                        const XskProgram &prog,
+                                        int prog_fd, uint32_t prog_id,
                                         uint32_t xdp_flags, char *why,
                                         size_t whylen) noexcept;
 
@@ -87,7 +95,7 @@ private:
     Fd prog_;   // A duplicate of the program fd, to detach exactly it.
 };
 
-// Detaches any program named kProgName from 'ifindex', in either mode.
+// Detaches any program of ours (by name) from 'ifindex', in either mode.
 // Returns 0 if one was detached, -ENOENT if there was none of ours.
 int remove_our_program(int ifindex) noexcept;
 

@@ -5,7 +5,8 @@
 //   byte 0      flags: bit 0 use_need_wakeup, bits 1-2 the kind of name
 //               (0, 3: "afxdpfz" + suffix cut to IFNAMSIZ-1 bytes, 1: empty,
 //               2: "afxdpfz" + suffix padded past IFNAMSIZ-1, up to 64)
-//               bits 3-4 sharing, bit 5 coalesce_tx_kicks, bit 6 rx_hints
+//               bits 3-4 sharing, bit 5 coalesce_tx_kicks, bit 6 rx_hints,
+//               bit 7 offload with the port's fast_path
 //   byte 1      mode (any value: C callers may pass any)
 //   byte 2      log level for afxdp_set_log_handler (low 2 bits)
 //   bytes 3-6   n_queues       bytes 7-10  ring_size
@@ -153,6 +154,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.port.sharing = afxdp_sharing((flags >> 3) & 3);
     cfg.port.coalesce_tx_kicks = flags & 32;
     cfg.port.rx_hints = flags & 64;
+    cfg.offload = cfg.port.fast_path = flags & 128;
     cfg.port.n_queues = in.take<uint32_t>();
     cfg.port.ring_size = in.take<uint32_t>();
     cfg.port.n_frames = in.take<uint32_t>() % 4097;

@@ -279,7 +279,7 @@ fuzz_port_config(const std::vector<const char *> &values, size_t errlen)
     static const char *const kKeys[] = {
         "n_rxq", "xdp-mode", "use_need_wakeup", "use-need-wakeup",
         "ring_size", "umem_frames", "shared_umem", "coalesce_tx_kicks",
-        "rx_hints",
+        "rx_hints", "xdp_fast_path",
     };
     using Options = std::vector<std::pair<std::string, const char *>>;
     Options opts;

@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <sched.h>
 #include <sstream>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -200,6 +203,23 @@ VethNetns::~VethNetns()
             std::fprintf(stderr, "netns: %s\n", err.c_str());
         }
     }
+}
+
+bool
+send_raw(const char *ifname, const std::vector<uint8_t> &frame)
+{
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    sockaddr_ll sll = {};
+    sll.sll_family = AF_PACKET;
+    sll.sll_ifindex = int(if_nametoindex(ifname));
+    bool ok = fd >= 0
+              && sendto(fd, frame.data(), frame.size(), 0,
+                        reinterpret_cast<sockaddr *>(&sll), sizeof sll)
+                 == ssize_t(frame.size());
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok;
 }
 
 }  // namespace afxdp_test

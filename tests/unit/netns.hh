@@ -14,7 +14,9 @@
 #ifndef AFXDP_TESTS_NETNS_HH
 #define AFXDP_TESTS_NETNS_HH
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace afxdp_test {
 
@@ -52,6 +54,10 @@ private:
 // Runs `ip ARGS...` (ARGS split at spaces); returns "" on success, else
 // what failed, with ip's own error message.
 std::string run_ip(const std::string &args);
+
+// Sends 'frame' out of 'ifname' through a raw AF_PACKET socket (through
+// the interface's egress tc programs, if any); true if it went.
+bool send_raw(const char *ifname, const std::vector<uint8_t> &frame);
 
 }  // namespace afxdp_test
 

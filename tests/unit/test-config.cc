@@ -85,6 +85,7 @@ TEST(PortConfig, NoOptionsGiveTheDefaults)
     EXPECT_EQ(cfg.sharing, AFXDP_SHARE_AUTO);
     EXPECT_TRUE(cfg.coalesce_tx_kicks);
     EXPECT_TRUE(cfg.rx_hints);
+    EXPECT_TRUE(cfg.fast_path);
 
     afxdp_port_config def;
     afxdp_port_config_default(&def);
@@ -101,7 +102,8 @@ TEST(PortConfig, EveryOptionAtOnce)
                                        {"umem_frames", "1024"},
                                        {"shared_umem", "true"},
                                        {"coalesce_tx_kicks", "false"},
-                                       {"rx_hints", "false"}});
+                                       {"rx_hints", "false"},
+                                       {"xdp_fast_path", "false"}});
     EXPECT_EQ(cfg.n_queues, 4u);
     EXPECT_EQ(cfg.mode, AFXDP_MODE_GENERIC);
     EXPECT_FALSE(cfg.use_need_wakeup);
@@ -110,6 +112,7 @@ TEST(PortConfig, EveryOptionAtOnce)
     EXPECT_EQ(cfg.sharing, AFXDP_SHARE_IN_PLACE);
     EXPECT_FALSE(cfg.coalesce_tx_kicks);
     EXPECT_FALSE(cfg.rx_hints);
+    EXPECT_FALSE(cfg.fast_path);
 }
 
 TEST(PortConfig, UnknownOptionsAreNotOurs)
@@ -191,6 +194,7 @@ TEST(PortConfig, EachBadValueNamesItsOption)
          "option coalesce_tx_kicks: invalid value 'sometimes'"},
         {"use_need_wakeup", "", "option use_need_wakeup: invalid value ''"},
         {"rx_hints", "maybe", "option rx_hints: invalid value 'maybe'"},
+        {"xdp_fast_path", "on", "option xdp_fast_path: invalid value 'on'"},
         {"n_rxq", "abc", "option n_rxq: invalid value 'abc'"},
     };
     for (const auto &c : cases) {
@@ -217,7 +221,8 @@ TEST(PortConfig, EveryChangeNeedsAReopenAndNothingElseDoes)
                              Options{{"umem_frames", "8192"}},
                              Options{{"shared_umem", "false"}},
                              Options{{"coalesce_tx_kicks", "false"}},
-                             Options{{"rx_hints", "false"}}}) {
+                             Options{{"rx_hints", "false"}},
+                             Options{{"xdp_fast_path", "false"}}}) {
         afxdp_port_config changed = config_of(o);
         EXPECT_TRUE(afxdp_port_config_needs_reopen(&base, &changed))
             << o.begin()->first;

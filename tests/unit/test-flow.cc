@@ -265,18 +265,51 @@ TEST(FlowTable, FlowsShareMasksAndTheLastOneOutFreesIt)
     ASSERT_EQ(table.put(ufid(2), flow_for_dst(2)), 0);
     ASSERT_EQ(table.put(ufid(3), flow_for_dst(3, 0xff00)), 0);
     EXPECT_EQ(table.n_flows(), 3u);
-    EXPECT_EQ(table.masks().size(), 2u);
+    EXPECT_EQ(table.n_masks(), 2u);
 
     // Replacing a flow with one of another mask moves its reference.
     ASSERT_EQ(table.put(ufid(1), flow_for_dst(1, 0xff00)), 0);
-    EXPECT_EQ(table.masks().size(), 2u);
+    EXPECT_EQ(table.n_masks(), 2u);
     ASSERT_EQ(table.del(ufid(2)), 0);
-    EXPECT_EQ(table.masks().size(), 1u);
+    EXPECT_EQ(table.n_masks(), 1u);
     EXPECT_EQ(table.del(ufid(2)), -ENOENT);
     ASSERT_EQ(table.del(ufid(1)), 0);
     ASSERT_EQ(table.del(ufid(3)), 0);
-    EXPECT_EQ(table.masks().size(), 0u);
+    EXPECT_EQ(table.n_masks(), 0u);
     EXPECT_EQ(table.n_flows(), 0u);
+}
+
+TEST(FlowTable, SlotsKeepTheirNumbersWhileInUse)
+{
+    // The program's entries name their mask slot and counter slot: those
+    // never move under a flow, and free ones are taken again.
+    FlowTable table;
+    ASSERT_EQ(table.put(ufid(1), flow_for_dst(1, 0xffff)), 0);
+    ASSERT_EQ(table.put(ufid(2), flow_for_dst(2, 0xff00)), 0);
+    ASSERT_EQ(table.put(ufid(3), flow_for_dst(3, 0x00ff)), 0);
+    EXPECT_EQ(table.entry(ufid(3))->mask_slot, 2u);
+    EXPECT_EQ(table.mask_slots(), 3u);
+    uint32_t counters3 = table.entry(ufid(3))->stats_slot;
+
+    ASSERT_EQ(table.del(ufid(1)), 0);
+    EXPECT_EQ(table.mask_at(0), nullptr);
+    EXPECT_EQ(table.entry(ufid(3))->mask_slot, 2u);
+    EXPECT_EQ(table.entry(ufid(3))->stats_slot, counters3);
+    EXPECT_EQ(table.mask_slots(), 3u);
+    ASSERT_EQ(table.del(ufid(3)), 0);
+    EXPECT_EQ(table.mask_slots(), 2u);
+
+    // A new mask takes the lowest free slot, a new flow a freed counter.
+    ASSERT_EQ(table.put(ufid(4), flow_for_dst(4, 0x0f0f)), 0);
+    EXPECT_EQ(table.entry(ufid(4))->mask_slot, 0u);
+    EXPECT_EQ(table.entry(ufid(4))->stats_slot, counters3);
+    // A flow replaced keeps its counters, under any mask.
+    uint32_t counters2 = table.entry(ufid(2))->stats_slot;
+    ASSERT_EQ(table.put(ufid(2), flow_for_dst(2, 0x0f0f)), 0);
+    EXPECT_EQ(table.entry(ufid(2))->mask_slot, 0u);
+    EXPECT_EQ(table.entry(ufid(2))->stats_slot, counters2);
+    EXPECT_EQ(table.mask_at(1), nullptr);
+    EXPECT_EQ(table.n_masks(), 1u);
 }
 
 TEST(FlowTable, OneEntryPerMaskedKey)
@@ -324,14 +357,14 @@ TEST(FlowTable, FullTablesRefuseAndStayAsTheyWere)
         XdpFlow f = flow_for_dst(1, uint16_t(i + 1));
         ASSERT_EQ(table.put(ufid(uint32_t(i)), f), 0);
     }
-    EXPECT_EQ(table.masks().size(), FlowTable::kMaxMasks);
+    EXPECT_EQ(table.n_masks(), FlowTable::kMaxMasks);
     XdpFlow extra = flow_for_dst(1, 0xabcd);
     EXPECT_EQ(table.put(ufid(1000), extra), -ENOSPC);
     EXPECT_EQ(table.n_flows(), FlowTable::kMaxMasks);
     EXPECT_EQ(table.find(ufid(1000)), nullptr);
     // A flow replaced by one of a new mask frees its own: that fits.
     EXPECT_EQ(table.put(ufid(0), extra), 0);
-    EXPECT_EQ(table.masks().size(), FlowTable::kMaxMasks);
+    EXPECT_EQ(table.n_masks(), FlowTable::kMaxMasks);
 
     FlowTable big;
     for (uint32_t i = 0; i < FlowTable::kMaxFlows; i++) {

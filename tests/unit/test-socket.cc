@@ -66,6 +66,7 @@
 #include "tc-vlan.hh"
 
 using afxdp_test::VethNetns;
+using afxdp_test::send_raw;
 
 namespace {
 
@@ -2024,6 +2025,8 @@ struct Received {
     std::vector<uint8_t> data;
     bool has_hash;
     uint32_t hash;
+    bool has_mark;
+    uint32_t mark;
 };
 std::vector<Received>
 receive_copies(afxdp_queue *q, size_t want, int ms = 2000)
@@ -2038,7 +2041,8 @@ receive_copies(afxdp_queue *q, size_t want, int ms = 2000)
         for (size_t k = 0; k < n; k++) {
             const uint8_t *d = static_cast<const uint8_t *>(frames[k].data);
             got.push_back({std::vector<uint8_t>(d, d + frames[k].len),
-                           frames[k].has_rx_hash, frames[k].rx_hash});
+                           frames[k].has_rx_hash, frames[k].rx_hash,
+                           frames[k].has_flow_mark, frames[k].flow_mark});
             afxdp_pool_put(pool, frames[k].data);
         }
         if (n == 0) {
@@ -2046,23 +2050,6 @@ receive_copies(afxdp_queue *q, size_t want, int ms = 2000)
         }
     }
     return got;
-}
-
-bool
-send_raw(const char *ifname, const std::vector<uint8_t> &f)
-{
-    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-    sockaddr_ll sll = {};
-    sll.sll_family = AF_PACKET;
-    sll.sll_ifindex = int(if_nametoindex(ifname));
-    bool ok = fd >= 0
-              && sendto(fd, f.data(), f.size(), 0,
-                        reinterpret_cast<sockaddr *>(&sll), sizeof sll)
-                 == ssize_t(f.size());
-    if (fd >= 0) {
-        close(fd);
-    }
-    return ok;
 }
 
 class Hints : public Veth {
@@ -2264,3 +2251,257 @@ TEST_F(Hints, TaggedJumboFramesArriveWholeWithTheirTag)
     EXPECT_GT(st.rx_multi_frame, 0u);
     expect_frames_add_up(q, 0);
 }
+
+// --- 12. The XDP fast path ------------------------------------------------
+//
+// Flows put through the C API run in the fast path's program on real
+// frames from the peer: what XDP drops never reaches the socket, what it
+// does not handle does, a partially offloaded flow's packets come with
+// its mark, and every refusal leaves the maps without the flow.
+
+namespace {
+
+// A match on UDP flow 'flow' of udp_frame(): IPv4, UDP, source port.
+afxdp_flow_match
+udp_flow_match(uint16_t flow, uint16_t dst_port_mask = 0)
+{
+    afxdp_flow_match m = {};
+    m.key.dl_type = htons(0x0800);
+    m.mask.dl_type = 0xffff;
+    m.key.nw_proto = 17;
+    m.mask.nw_proto = 0xff;
+    m.key.tp_src = htons(flow);
+    m.mask.tp_src = 0xffff;
+    m.key.tp_dst = htons(9) & dst_port_mask;
+    m.mask.tp_dst = dst_port_mask;
+    return m;
+}
+
+afxdp_flow_action
+action_of(afxdp_flow_action_type type, const char *other = nullptr)
+{
+    afxdp_flow_action a = {};
+    a.type = type;
+    if (other) {
+        a.other = other;
+    }
+    return a;
+}
+
+std::string
+prog_name(uint32_t id)
+{
+    int fd = bpf_prog_get_fd_by_id(id);
+    bpf_prog_info info = {};
+    uint32_t len = sizeof info;
+    std::string name = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)
+                       ? info.name : "?";
+    if (fd >= 0) {
+        close(fd);
+    }
+    return name;
+}
+
+class FastPathDev : public Veth {
+protected:
+    Dev open(afxdp_xdp_mode mode, bool offload = true, bool opt_in = true)
+    {
+        afxdp_dev_config cfg = config(net_.a(), mode);
+        cfg.offload = offload;
+        cfg.port.fast_path = opt_in;
+        Dev d = open_dev(cfg);
+        if (d) {
+            afxdp_dev_get_fast_path(d.get(), &fp_);
+            afxdp_dev_get_info(d.get(), &info_);
+        }
+        return d;
+    }
+    void refresh(const Dev &d) { afxdp_dev_get_fast_path(d.get(), &fp_); }
+    // Sends 'n' frames of each flow in 'flows' from the peer; returns what
+    // reached the socket within a second (or once 'want' came).
+    std::vector<Received> exchange(afxdp_queue *q,
+                                   std::initializer_list<uint16_t> flows,
+                                   uint32_t n, size_t want)
+    {
+        for (uint32_t i = 0; i < n; i++) {
+            for (uint16_t f : flows) {
+                EXPECT_TRUE(send_raw(net_.b(), udp_frame(f, i)));
+            }
+        }
+        return receive_copies(q, want, 1000);
+    }
+
+    afxdp_fast_path_stats fp_;
+    afxdp_dev_info info_;
+};
+
+const uint32_t kUfid1[4] = {1, 2, 3, 4};
+const uint32_t kUfid2[4] = {5, 6, 7, 8};
+
+}  // namespace
+
+TEST_F(FastPathDev, WithoutOffloadOrOptedOutThePortRunsThePlainProgram)
+{
+    for (bool offload : {false, true}) {
+        Dev dev = open(AFXDP_MODE_GENERIC, offload, !offload);
+        ASSERT_TRUE(dev);
+        EXPECT_FALSE(fp_.requested);
+        EXPECT_FALSE(fp_.active);
+        EXPECT_STREQ(fp_.reason, "");
+        EXPECT_EQ(prog_name(info_.prog_id), "ovs_afxdp_xsk");
+        afxdp_flow_match m = udp_flow_match(1000);
+        afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
+        afxdp_offload_refusal why;
+        EXPECT_EQ(afxdp_dev_flow_put(dev.get(), kUfid1, &m, &drop, 1, 1, &why),
+                  EOPNOTSUPP);
+        dev.reset();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+// A port open with the fast path, once per mode.
+class FastPathMode : public FastPathDev,
+                     public ::testing::WithParamInterface<afxdp_xdp_mode> {
+protected:
+    void SetUp() override
+    {
+        FastPathDev::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        dev_ = open(GetParam());
+        ASSERT_TRUE(dev_);
+        ASSERT_TRUE(fp_.active) << fp_.reason;
+        q_ = afxdp_dev_queue(dev_.get(), 0);
+    }
+
+    Dev dev_;
+    afxdp_queue *q_ = nullptr;
+};
+
+TEST_P(FastPathMode, DropsItsFlowInXdpAndTheRestReachesOvs)
+{
+    EXPECT_TRUE(fp_.requested);
+    EXPECT_EQ(prog_name(info_.prog_id),
+              info_.rx_hash || info_.rx_vlan ? "ovs_afxdp_fasth"
+                                             : "ovs_afxdp_fast");
+
+    afxdp_flow_match m = udp_flow_match(1000);
+    afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
+    afxdp_offload_refusal why = AFXDP_REFUSED_action;
+    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &drop, 1, 1, &why), 0);
+    EXPECT_EQ(why, AFXDP_REFUSED_N);
+
+    const uint32_t n = 10;
+    std::vector<Received> got = exchange(q_, {1000, 2000}, n, 2 * n);
+    ASSERT_EQ(got.size(), size_t(n)) << "flow 2000's, and no more";
+    for (const Received &r : got) {
+        EXPECT_EQ((r.data[34] << 8 | r.data[35]), 2000);
+        EXPECT_FALSE(r.has_mark);
+    }
+    refresh(dev_);
+    EXPECT_EQ(fp_.flows, 1u);
+    EXPECT_EQ(fp_.masks, 1u);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_dropped], uint64_t(n));
+    EXPECT_GE(fp_.packets[AFXDP_FP_missed], uint64_t(n));
+    afxdp_flow_stats st;
+    ASSERT_EQ(afxdp_dev_flow_stats(dev_.get(), kUfid1, &st), 0);
+    EXPECT_EQ(st.n_packets, uint64_t(n));
+    EXPECT_EQ(st.n_bytes, n * udp_frame(1000, 0).size());
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long now_ms = now.tv_sec * 1000LL + now.tv_nsec / 1000000;
+    EXPECT_GT(st.used_msec, now_ms - 5000);
+    EXPECT_LE(st.used_msec, now_ms);
+
+    // Deleted: its packets reach OVS again.
+    ASSERT_EQ(afxdp_dev_flow_del(dev_.get(), kUfid1), 0);
+    EXPECT_EQ(afxdp_dev_flow_del(dev_.get(), kUfid1), ENOENT);
+    EXPECT_EQ(afxdp_dev_flow_stats(dev_.get(), kUfid1, &st), ENOENT);
+    got = exchange(q_, {1000}, n, n);
+    EXPECT_EQ(got.size(), size_t(n));
+    expect_frames_add_up(q_, 0);
+}
+
+TEST_P(FastPathMode, PartialOffloadHandsOvsTheMark)
+{
+    afxdp_flow_match m = udp_flow_match(1000);
+    afxdp_flow_action ct = action_of(AFXDP_ACTION_OTHER, "ct");
+    afxdp_offload_refusal why;
+    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &ct, 1, 77, &why), 0);
+    EXPECT_EQ(why, AFXDP_REFUSED_action);
+
+    const uint32_t n = 8;
+    std::vector<Received> got = exchange(q_, {1000, 2000}, n, 2 * n);
+    ASSERT_EQ(got.size(), size_t(2 * n));
+    size_t marked = 0;
+    for (const Received &r : got) {
+        bool ours = (r.data[34] << 8 | r.data[35]) == 1000;
+        EXPECT_EQ(r.has_mark, ours);
+        if (r.has_mark) {
+            EXPECT_EQ(r.mark, 77u);
+            marked++;
+        }
+        // The frame itself is as sent.
+        EXPECT_GE(udp_seq_of(r.data.data(), r.data.size()), 0);
+    }
+    EXPECT_EQ(marked, size_t(n));
+    EXPECT_EQ(stats_of(q_).rx_flow_marks, uint64_t(n));
+    refresh(dev_);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_marked], uint64_t(n));
+    EXPECT_EQ(fp_.refused[AFXDP_REFUSED_action], 1u);
+    // XDP carried nothing out: OVS counts these packets, not the flow.
+    afxdp_flow_stats st;
+    ASSERT_EQ(afxdp_dev_flow_stats(dev_.get(), kUfid1, &st), 0);
+    EXPECT_EQ(st.n_packets, 0u);
+    expect_frames_add_up(q_, 0);
+}
+
+TEST_P(FastPathMode, AFlowThatCannotStayLeavesTheMaps)
+{
+    afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
+    afxdp_offload_refusal why;
+
+    // Changed into a match on a field XDP does not parse: out.
+    afxdp_flow_match m = udp_flow_match(1000);
+    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &drop, 1, 1, &why), 0);
+    m.unparsed_field = "tunnel";
+    EXPECT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &drop, 1, 1, &why),
+              EOPNOTSUPP);
+    EXPECT_EQ(why, AFXDP_REFUSED_match_field);
+    EXPECT_EQ(exchange(q_, {1000}, 4, 4).size(), 4u);
+
+    // Changed into one that does not fit: out, not left as it was.  Flow
+    // 2 shares flow 1's mask, so that flow 1's change frees no slot, and
+    // 31 more masks fill the slots.
+    m = udp_flow_match(1000);
+    afxdp_flow_match m2 = udp_flow_match(1001);
+    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &drop, 1, 1, &why), 0);
+    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid2, &m2, &drop, 1, 2, &why), 0);
+    for (uint32_t i = 1; i < 32; i++) {
+        afxdp_flow_match other = udp_flow_match(3000, uint16_t(i));
+        const uint32_t id[4] = {100 + i, 0, 0, 0};
+        ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), id, &other, &drop, 1, i, &why),
+                  0) << i;
+    }
+    refresh(dev_);
+    EXPECT_EQ(fp_.masks, 32u);
+    EXPECT_EQ(exchange(q_, {1000}, 4, 4).size(), 0u) << "dropped in XDP";
+    afxdp_flow_match wider = udp_flow_match(1000, 0xff00);
+    EXPECT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &wider, &drop, 1, 1, &why),
+              ENOSPC);
+    EXPECT_EQ(exchange(q_, {1000}, 4, 4).size(), 4u) << "back to OVS";
+    refresh(dev_);
+    EXPECT_EQ(fp_.put_failed, 1u);
+    EXPECT_EQ(fp_.flows, 32u);
+    expect_frames_add_up(q_, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, FastPathMode,
+    ::testing::Values(AFXDP_MODE_NATIVE, AFXDP_MODE_GENERIC),
+    [](const ::testing::TestParamInfo<afxdp_xdp_mode> &info) {
+        return std::string(info.param == AFXDP_MODE_NATIVE ? "Native"
+                                                           : "Generic");
+    });
+

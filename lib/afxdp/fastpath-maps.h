@@ -1,0 +1,99 @@
+/* The XDP fast path's maps, as both sides see them: the BPF program
+ * (fastpath.bpf.c, built freestanding by clang) and the core that fills
+ * them (fastpath.cc).  Documentation/xdp-fast-path.rst has the design.
+ *
+ * A packet's key (struct afxdp_flow_key) is masked with each mask in use,
+ * slot by slot, and looked up under that slot's number in the flow map:
+ *
+ *   fp_config[0]      how many mask slots to try (the highest in use + 1)
+ *   fp_masks[slot]    a mask, and whether the slot is in use
+ *   fp_flows          {slot, key & mask} -> what to do (afxdp_fp_action)
+ *   fp_stats[n]       per CPU: the packets, bytes and last hit of flow n
+ *   fp_ports          the interfaces a flow may redirect to (a devmap)
+ *   fp_counters[c]    per CPU: what the program did, AFXDP_FP_COUNTERS
+ *   xsks              queue -> AF_XDP socket, shared with the plain program
+ *
+ * The core changes them in an order that never shows a packet a flow
+ * half made: a mask is written before any flow uses its slot and freed
+ * after its last flow is gone; a flow's counters are zeroed before the
+ * flow goes in; a flow's action is replaced whole (a hash map update). */
+#ifndef AFXDP_FASTPATH_MAPS_H
+#define AFXDP_FASTPATH_MAPS_H 1
+
+#include <stdint.h>
+
+#include "afxdp.h"
+
+#define AFXDP_FP_MAX_MASKS 32      /* Lookups a packet may cost. */
+#define AFXDP_FP_MAX_FLOWS 16384
+
+struct afxdp_fp_config {
+    uint32_t mask_slots;           /* Slots 0 .. mask_slots - 1 are tried. */
+    uint32_t pad;
+};
+
+struct afxdp_fp_mask {
+    struct afxdp_flow_key mask;
+    uint32_t in_use;               /* A free slot has no flows: skipping
+                                    * it saves a lookup.  (An all-zero
+                                    * mask is a real one.) */
+    uint32_t pad;
+};
+
+struct afxdp_fp_flow_key {
+    uint32_t mask_slot;
+    uint32_t pad;
+    struct afxdp_flow_key key;     /* Masked. */
+};
+
+enum afxdp_fp_verdict {
+    AFXDP_FP_DROP,
+    AFXDP_FP_REDIRECT,             /* Rewrite, then to 'ifindex'. */
+    AFXDP_FP_TO_SOCKET,            /* Up to OVS with 'mark'. */
+};
+
+enum afxdp_fp_vlan_op {
+    AFXDP_FP_VLAN_NONE,
+    AFXDP_FP_VLAN_POP,
+    AFXDP_FP_VLAN_PUSH,
+    AFXDP_FP_VLAN_REPLACE,
+};
+
+struct afxdp_fp_action {
+    uint8_t verdict;               /* enum afxdp_fp_verdict. */
+    uint8_t vlan_op;               /* enum afxdp_fp_vlan_op. */
+    uint16_t tpid;                 /* Network byte order, as written. */
+    uint16_t tci;                  /* Network byte order, without CFI. */
+    uint16_t pad;
+    uint32_t ifindex;              /* AFXDP_FP_REDIRECT: the target. */
+    uint32_t mark;                 /* AFXDP_FP_TO_SOCKET: OVS's mark. */
+    uint32_t stats_slot;           /* Index into fp_stats. */
+    /* Written as OVS writes set_eth: value | (old & ~mask). */
+    uint8_t eth_src[6], eth_src_mask[6];
+    uint8_t eth_dst[6], eth_dst_mask[6];
+};
+
+struct afxdp_fp_stats {
+    uint64_t packets;
+    uint64_t bytes;                /* Whole packets, as OVS counts them. */
+    uint64_t used_ns;              /* CLOCK_MONOTONIC of the last hit. */
+};
+
+/* fp_counters: AFXDP_FP_COUNTERS, in afxdp.h. */
+
+/* The packet hints the fast path's program asks the driver for (its
+ * fp_hints, set before it is loaded bound to the device). */
+#define AFXDP_FP_HINT_HASH (1u << 0)
+#define AFXDP_FP_HINT_VLAN (1u << 1)
+
+/* What a program of ours leaves in front of a packet it gives the socket
+ * (its XDP metadata), last word nearest the packet: [mark] hash flags.
+ * The mark is there only with AFXDP_META_MARK. */
+#define AFXDP_META_MAGIC 0x0afd0000u
+#define AFXDP_META_MAGIC_MASK 0xffff0000u
+#define AFXDP_META_HASH (1u << 0)            /* 'hash' is the driver's. */
+#define AFXDP_META_VLAN_RESTORED (1u << 1)   /* Stripped tag put back. */
+#define AFXDP_META_VLAN_LOST (1u << 2)       /* Tag stripped, no room. */
+#define AFXDP_META_MARK (1u << 3)            /* A flow's mark in front. */
+
+#endif /* fastpath-maps.h */

@@ -1,0 +1,106 @@
+// The XDP fast path of one input interface: our program ovs_afxdp_fast
+// (fastpath.bpf.c, built into the core) and its maps (fastpath-maps.h),
+// kept equal to a FlowTable of the flows offloaded there.
+//
+// put() and del() change the maps in an order that never lets a packet
+// meet half a change: whatever leaves goes first (a packet then misses and
+// goes to OVS, which is always right), whatever arrives goes in after its
+// mask and zeroed counters.  A put whose map update fails leaves the flow
+// out of XDP altogether, in both the maps and the table.
+#ifndef AFXDP_FASTPATH_HH
+#define AFXDP_FASTPATH_HH
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fastpath-maps.h"
+#include "fd.hh"
+#include "flow.hh"
+#include "result.hh"
+#include "xdp_prog.hh"
+
+struct bpf_object;
+
+namespace afxdp {
+
+
+// What the program counted for one flow since it was put.
+struct FastPathFlowStats {
+    uint64_t packets = 0;
+    uint64_t bytes = 0;
+    uint64_t used_ns = 0;   // CLOCK_MONOTONIC of the last hit; 0: none.
+};
+
+class FastPath {
+public:
+    // Whether the core was built with the program (configure found clang
+    // with a BPF target); if not, load() fails with -EOPNOTSUPP.
+    static bool built() noexcept;
+
+    // Loads the program and creates its maps.  'xsk_map_fd' is the plain
+    // program's socket map, which packets for OVS go through; -1 makes
+    // one of the program's own (for tests).  With 'hints' (RxHint bits)
+    // the program asks the driver of 'ifindex' for them, as the plain
+    // program with hints does, and is bound to that device (its native
+    // mode only).  On failure 'why' says why.
+    static Result<FastPath> load(int xsk_map_fd, char *why, size_t whylen,
+                                 unsigned hints = 0,
+                                 int ifindex = 0) noexcept;
+
+    // The hints it asks for.
+    unsigned hints() const noexcept { return hints_; }
+
+    FastPath() = default;
+    FastPath(FastPath &&o) noexcept { swap(o); }
+    FastPath &operator=(FastPath &&o) noexcept
+    {
+        swap(o);
+        return *this;
+    }
+    FastPath(const FastPath &) = delete;
+    FastPath &operator=(const FastPath &) = delete;
+    ~FastPath();
+
+    int prog_fd() const noexcept { return prog_fd_; }
+    uint32_t prog_id() const noexcept { return prog_id_; }
+
+    // The flow OVS knows by 'ufid', put or replaced.  0, or FlowTable's
+    // -ENOSPC and -EEXIST (nothing changed), or a map's error (the flow,
+    // and any it replaced, then out of XDP).  Its counters start at zero;
+    // a replaced flow keeps its own.
+    int put(const FlowTable::Ufid &ufid, const XdpFlow &flow) noexcept;
+    int del(const FlowTable::Ufid &ufid) noexcept;
+    int flow_stats(const FlowTable::Ufid &ufid,
+                   FastPathFlowStats *stats) const noexcept;
+    const FlowTable &flows() const noexcept { return table_; }
+
+    // The interfaces flows may redirect to.  A flow whose target is not
+    // here sends its packets to OVS (counted as redirect_failed).
+    int add_target(int ifindex) noexcept;
+    int del_target(int ifindex) noexcept;
+
+    // The program's counters, summed over the CPUs.
+    void counters(uint64_t out[AFXDP_FP_N_COUNTERS]) const noexcept;
+
+private:
+    void swap(FastPath &o) noexcept;
+    int write_config() noexcept;
+    int write_mask(uint32_t slot, const afxdp_flow_key *mask) noexcept;
+    int zero_stats(uint32_t slot) noexcept;
+    int write_flow(const FlowTable::Entry &e) noexcept;
+    int delete_flow(uint32_t mask_slot, const afxdp_flow_key &key) noexcept;
+    int remove(const FlowTable::Entry &old, uint32_t keep_slot) noexcept;
+
+    bpf_object *obj_ = nullptr;   // Owns the program and the maps.
+    int prog_fd_ = -1;
+    uint32_t prog_id_ = 0;
+    int config_fd_ = -1, masks_fd_ = -1, flows_fd_ = -1, stats_fd_ = -1;
+    int ports_fd_ = -1, counters_fd_ = -1;
+    int n_cpus_ = 0;              // Per-CPU values in a lookup.
+    unsigned hints_ = 0;
+    FlowTable table_;
+};
+
+}  // namespace afxdp
+
+#endif  // AFXDP_FASTPATH_HH
