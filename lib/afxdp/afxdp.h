@@ -687,6 +687,11 @@ enum afxdp_fp_counter {
     AFXDP_FP_N_COUNTERS
 };
 
+/* True if this build has the fast path's XDP program (configure found a
+ * clang that compiles BPF programs); if not, a device opened with offload
+ * runs without it and says so. */
+bool afxdp_fast_path_built(void) AFXDP_NOEXCEPT;
+
 /* A device's XDP fast path. */
 struct afxdp_fast_path_stats {
     bool requested;              /* Offload on, and the port opted in. */

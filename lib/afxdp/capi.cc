@@ -60,6 +60,12 @@ afxdp_dev_prog_attached(const struct afxdp_dev *dev) noexcept
     return dev && dev->prog_attached();
 }
 
+extern "C" bool
+afxdp_fast_path_built(void) noexcept
+{
+    return afxdp::FastPath::built();
+}
+
 extern "C" void
 afxdp_dev_get_fast_path(const struct afxdp_dev *dev,
                         struct afxdp_fast_path_stats *out) noexcept

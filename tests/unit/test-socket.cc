@@ -2359,6 +2359,30 @@ TEST_F(FastPathDev, WithoutOffloadOrOptedOutThePortRunsThePlainProgram)
     }
 }
 
+TEST_F(FastPathDev, WithoutItsProgramThePortOpensPlainAndSaysWhy)
+{
+    if (afxdp_fast_path_built()) {
+        GTEST_SKIP() << "built with the fast path's program: a build "
+                     << "configured BPF_CLANG=no runs this (CI's stage 1b)";
+    }
+    allow_log("going on without the XDP fast path");
+    Dev dev = open(AFXDP_MODE_GENERIC);
+    ASSERT_TRUE(dev);
+    EXPECT_TRUE(fp_.requested);
+    EXPECT_FALSE(fp_.active);
+    EXPECT_NE(std::string(fp_.reason).find("no clang"), std::string::npos)
+        << fp_.reason;
+    EXPECT_EQ(prog_name(info_.prog_id), "ovs_afxdp_xsk");
+    afxdp_flow_match m = udp_flow_match(1000);
+    afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
+    afxdp_offload_refusal why;
+    EXPECT_EQ(afxdp_dev_flow_put(dev.get(), kUfid1, &m, &drop, 1, 1, &why),
+              EOPNOTSUPP);
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    EXPECT_EQ(exchange(q, {1000}, 4, 4).size(), 4u);
+    expect_frames_add_up(q, 0);
+}
+
 // A port open with the fast path, once per mode.
 class FastPathMode : public FastPathDev,
                      public ::testing::WithParamInterface<afxdp_xdp_mode> {
@@ -2368,6 +2392,10 @@ protected:
         FastPathDev::SetUp();
         if (IsSkipped()) {
             return;
+        }
+        if (!afxdp_fast_path_built()) {
+            GTEST_SKIP() << "built without the fast path's XDP program "
+                         << "(configure found no clang for BPF)";
         }
         dev_ = open(GetParam());
         ASSERT_TRUE(dev_);
