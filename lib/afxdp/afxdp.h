@@ -741,8 +741,19 @@ struct afxdp_flow_stats {
 int afxdp_dev_flow_stats(const struct afxdp_dev *, const uint32_t ufid[4],
                          struct afxdp_flow_stats *) AFXDP_NOEXCEPT;
 
+/* Whether packets the fast path redirects to interface 'ifindex' get out
+ * now: its driver transmits XDP frames (a veth only while its peer has an
+ * XDP program or GRO on; some other drivers only with an XDP program
+ * attached in native mode).  False with the reason in 'why' (also where
+ * the kernel cannot say, before Linux 6.3).  Asks the kernel each time:
+ * the answer changes with the peer. */
+bool afxdp_xdp_target_ok(int ifindex, char *why, size_t whylen)
+    AFXDP_NOEXCEPT;
+
 /* Lets the device's flows redirect to interface 'ifindex' (add), or no
- * longer (a flow's packets for it then go to OVS).  0, or an errno. */
+ * longer (a flow's packets for it then go to OVS).  Add only a target
+ * afxdp_xdp_target_ok() accepts: a redirect the driver refuses is lost.
+ * 0, or an errno. */
 int afxdp_dev_fast_path_target(struct afxdp_dev *, int ifindex, bool add)
     AFXDP_NOEXCEPT;
 

@@ -7,6 +7,7 @@
 #include <net/if.h>
 
 #include "device.hh"
+#include "netdev_nl.hh"
 #include "xdp_prog.hh"
 
 extern "C" int
@@ -58,6 +59,12 @@ extern "C" bool
 afxdp_dev_prog_attached(const struct afxdp_dev *dev) noexcept
 {
     return dev && dev->prog_attached();
+}
+
+extern "C" bool
+afxdp_xdp_target_ok(int ifindex, char *why, size_t whylen) noexcept
+{
+    return afxdp::xdp_redirect_target_ok(ifindex, why, whylen);
 }
 
 extern "C" bool

@@ -43,6 +43,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
@@ -214,8 +215,10 @@ public:
     }
 
     // Receives until 'want' test frames arrived or 'ms' milliseconds
-    // passed; returns their sequence numbers, checking each one's content.
-    std::vector<uint32_t> receive_frames(size_t want, int ms = 2000)
+    // passed; returns their sequence numbers, checking each one's content
+    // (with destination MAC 'dst' instead of the sent one, if given).
+    std::vector<uint32_t> receive_frames(size_t want, int ms = 2000,
+                                         const uint8_t *dst = nullptr)
     {
         std::vector<uint32_t> seqs;
         std::vector<uint8_t> buf(65536);
@@ -229,6 +232,11 @@ public:
             }
             ssize_t n = recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
             int64_t seq = n > 0 ? seq_of(buf.data(), size_t(n)) : -1;
+            if (seq >= 0 && dst) {
+                EXPECT_EQ(std::memcmp(buf.data(), dst, 6), 0)
+                    << "frame " << seq << ": destination MAC";
+                std::memset(buf.data(), 0xff, 6);   // As sent.
+            }
             if (seq >= 0) {
                 EXPECT_TRUE(is_frame(buf.data(), size_t(n), uint32_t(seq)));
                 seqs.push_back(uint32_t(seq));
@@ -2522,6 +2530,149 @@ TEST_P(FastPathMode, AFlowThatCannotStayLeavesTheMaps)
     refresh(dev_);
     EXPECT_EQ(fp_.put_failed, 1u);
     EXPECT_EQ(fp_.flows, 32u);
+    expect_frames_add_up(q_, 0);
+}
+
+namespace {
+
+// A second veth pair, c and its peer d, beside the fixture's.
+struct SecondPair {
+    explicit SecondPair(const std::string &c_name, const std::string &d_name)
+        : c(c_name), d(d_name)
+    {
+        error = afxdp_test::run_ip("link add " + c + " type veth peer name "
+                                   + d);
+        if (error.empty()) {
+            error = afxdp_test::run_ip("link set " + c + " up");
+        }
+        if (error.empty()) {
+            error = afxdp_test::run_ip("link set " + d + " up");
+        }
+    }
+    std::string c, d, error;
+};
+
+// A program that passes every packet, natively on 'ifindex': what makes a
+// veth's peer take XDP frames.  Returns its fd, or -errno.
+int
+attach_xdp_pass(int ifindex)
+{
+    const bpf_insn insns[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xdp_pass_test", "GPL", insns,
+                           2, nullptr);
+    if (fd < 0) {
+        return fd;
+    }
+    int err = bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE, nullptr);
+    if (err) {
+        close(fd);
+        return err;
+    }
+    return fd;
+}
+
+int
+run_ethtool(const std::string &args)
+{
+    std::string cmd = "ethtool " + args + " >/dev/null 2>&1";
+    return std::system(cmd.c_str());
+}
+
+}  // namespace
+
+TEST_F(FastPathDev, ARedirectTargetIsOkExactlyWhileItsDriverTakesXdpFrames)
+{
+    // Frames redirected into veth A come out of its peer B, which takes
+    // them only with an XDP program or GRO on: the kernel says which.
+    const int a = int(if_nametoindex(net_.a()));
+    const int b = int(if_nametoindex(net_.b()));
+    char why[256];
+    EXPECT_FALSE(afxdp_xdp_target_ok(a, why, sizeof why));
+    if (std::strstr(why, "Linux 6.3")) {
+        GTEST_SKIP() << why;
+    }
+    EXPECT_NE(std::string(why).find("peer has an XDP program or GRO"),
+              std::string::npos) << why;
+    int prog = attach_xdp_pass(b);
+    ASSERT_GE(prog, 0) << std::strerror(-prog);
+    EXPECT_TRUE(afxdp_xdp_target_ok(a, why, sizeof why)) << why;
+    EXPECT_STREQ(why, "");
+    EXPECT_FALSE(afxdp_xdp_target_ok(b, why, sizeof why))
+        << "only A's peer changed";
+    ASSERT_EQ(bpf_xdp_detach(b, XDP_FLAGS_DRV_MODE, nullptr), 0);
+    close(prog);
+    EXPECT_FALSE(afxdp_xdp_target_ok(a, why, sizeof why));
+    if (run_ethtool("-K " + std::string(net_.b()) + " gro on")) {
+        return;   // No ethtool: the XDP half was checked.
+    }
+    EXPECT_TRUE(afxdp_xdp_target_ok(a, why, sizeof why)) << why;
+    ASSERT_EQ(run_ethtool("-K " + std::string(net_.b()) + " gro off"), 0);
+    EXPECT_FALSE(afxdp_xdp_target_ok(a, why, sizeof why));
+}
+
+TEST_P(FastPathMode, RedirectsToAnotherInterfaceInXdp)
+{
+    // Frames from B into A go out of C (to D) in XDP, rewritten, and
+    // never reach A's socket.
+    SecondPair pair("fpc" + std::to_string(getpid() % 100000),
+                    "fpd" + std::to_string(getpid() % 100000));
+    ASSERT_EQ(pair.error, "");
+    const int c = int(if_nametoindex(pair.c.c_str()));
+    const int d = int(if_nametoindex(pair.d.c_str()));
+    int prog = attach_xdp_pass(d);
+    ASSERT_GE(prog, 0) << std::strerror(-prog);
+    char why[256];
+    ASSERT_TRUE(afxdp_xdp_target_ok(c, why, sizeof why)) << why;
+    ASSERT_EQ(afxdp_dev_fast_path_target(dev_.get(), c, true), 0);
+
+    afxdp_flow_match m = {};
+    m.key.dl_type = htons(kEthType);
+    m.mask.dl_type = 0xffff;
+    afxdp_flow_action acts[2] = {action_of(AFXDP_ACTION_SET_ETH),
+                                 action_of(AFXDP_ACTION_OUTPUT)};
+    const uint8_t dst[6] = {0x02, 0xdd, 0, 0, 0, 0x0d};
+    std::memcpy(acts[0].set_eth.dst, dst, 6);
+    std::memset(acts[0].set_eth.dst_mask, 0xff, 6);
+    acts[1].output.ifindex = c;
+    acts[1].output.xdp_target = true;
+    acts[1].output.name = pair.c.c_str();
+    afxdp_offload_refusal refusal;
+    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, acts, 2, 1,
+                                 &refusal), 0);
+    ASSERT_EQ(refusal, AFXDP_REFUSED_N);
+
+    PacketSocket sink(pair.d.c_str(), kEthType);
+    ASSERT_EQ(sink.error(), "");
+    PacketSocket peer(net_.b(), 0);
+    ASSERT_EQ(peer.error(), "");
+    const uint32_t n = 20;
+    ASSERT_EQ(peer.send_frames(0, n), n);
+    std::vector<uint32_t> seqs = sink.receive_frames(n, 2000, dst);
+    EXPECT_EQ(seqs.size(), size_t(n)) << "frames out of D";
+    EXPECT_EQ(receive_copies(q_, 1, 200).size(), 0u) << "none to OVS";
+    refresh(dev_);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_redirected], uint64_t(n));
+    afxdp_flow_stats st;
+    ASSERT_EQ(afxdp_dev_flow_stats(dev_.get(), kUfid1, &st), 0);
+    EXPECT_EQ(st.n_packets, uint64_t(n));
+
+    // The target withdrawn: the same frames go to OVS, untouched.
+    ASSERT_EQ(afxdp_dev_fast_path_target(dev_.get(), c, false), 0);
+    ASSERT_EQ(peer.send_frames(n, n), n);
+    std::vector<Received> got = receive_copies(q_, n, 2000);
+    EXPECT_EQ(got.size(), size_t(n));
+    for (const Received &r : got) {
+        EXPECT_TRUE(is_frame(r.data.data(), r.data.size(),
+                             uint32_t(seq_of(r.data.data(), r.data.size()))));
+    }
+    refresh(dev_);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_redirect_failed], uint64_t(n));
+    bpf_xdp_detach(d, XDP_FLAGS_DRV_MODE, nullptr);
+    close(prog);
+    afxdp_test::run_ip("link del " + pair.c);
     expect_frames_add_up(q_, 0);
 }
 

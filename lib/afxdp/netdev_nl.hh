@@ -1,0 +1,35 @@
+// What the kernel's "netdev" generic netlink family (Linux 6.3) says about
+// a device: the XDP features its driver has now (xdp-features), and the
+// packet hints it gives XDP programs (xdp-rx-metadata-features, 6.8).
+// One request per question, on a socket of its own.
+#ifndef AFXDP_NETDEV_NL_HH
+#define AFXDP_NETDEV_NL_HH
+
+#include <cstddef>
+#include <cstdint>
+
+namespace afxdp {
+
+// Attributes of the family's device (linux/netdev.h, which older uapi
+// headers lack), and their bits we read.
+inline constexpr uint16_t kNetdevAttrXdpFeatures = 3;   // u64, 6.3.
+inline constexpr uint16_t kNetdevAttrRxMetadata = 5;    // u64, 6.8.
+inline constexpr uint64_t kNetdevXdpActNdoXmit = 1 << 2;
+inline constexpr uint64_t kNetdevRxMetadataHash = 1 << 1;
+inline constexpr uint64_t kNetdevRxMetadataVlanTag = 1 << 2;
+
+// Device 'ifindex''s u64 attribute 'attr' into '*value': 0, -EOPNOTSUPP
+// if the kernel does not say (no such family or attribute), or -errno.
+int netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept;
+
+// Whether frames an XDP program redirects to 'ifindex' get out: its
+// driver transmits XDP frames now (NETDEV_XDP_ACT_NDO_XMIT).  On veth
+// that holds only while the peer has an XDP program or GRO on, and the
+// kernel updates the bit as that changes.  False with the reason in
+// 'why', also where the kernel does not say.  Some drivers other than
+// veth take them only while an XDP program is attached in native mode.
+bool xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept;
+
+}  // namespace afxdp
+
+#endif  // AFXDP_NETDEV_NL_HH
