@@ -285,8 +285,6 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         return att.error();
     }
     attachment_ = att.take();
-    fast_path_active_ = fast;
-    attached_id_ = fast ? fast_path_.prog_id() : prog->id();
 
     for (unsigned q = 0; q < n_queues_; q++) {
         afxdp::QueueConfig qc = {};
@@ -331,6 +329,8 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
             return err;
         }
     }
+    fast_path_active_ = fast;
+    attached_id_ = fast ? fast_path_.prog_id() : prog->id();
     return 0;
 }
 

@@ -369,8 +369,9 @@ count(__u32 counter)
 }
 
 /* A packet the flow's actions were carried out on in XDP, for OVS's
- * statistics of the flow.  A packet that goes up to OVS is not counted:
- * OVS counts it. */
+ * statistics of the flow: 'len' as OVS counts it (a stripped tag
+ * included).  A packet that goes up to OVS is not counted: OVS counts
+ * it. */
 static __always_inline void
 count_hit(const struct afxdp_fp_action *a, __u32 len)
 {
@@ -407,13 +408,18 @@ put_back_tag(struct xdp_md *ctx, const struct stripped_tag *tag)
  * queue has none, as the plain program does), with 'mark' in front of the
  * packet if 'marked'.  A packet for the socket also gets what the plain
  * program with hints gives it: its stripped tag back in the frame, and
- * the driver's hash.  One for the stack stays as the driver gave it. */
+ * the driver's hash.  One for the stack stays as the driver gave it.
+ *
+ * Every packet for the socket gets metadata, marked or not: a frame's
+ * headroom may hold an earlier packet's (one the kernel copied in and
+ * could not deliver, its RX ring full), which OVS would otherwise take
+ * for this one's, mark included. */
 static __always_inline int
 to_socket(struct xdp_md *ctx, const int hinted,
           const struct stripped_tag *tag, int marked, __u32 mark)
 {
     int verdict = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
-    if (verdict != XDP_REDIRECT || (!marked && !(hinted && fp_hints))) {
+    if (verdict != XDP_REDIRECT) {
         return verdict;
     }
     /* The redirect happens after we return: the changes go with it. */
@@ -605,8 +611,10 @@ fast_path(struct xdp_md *ctx, const int hinted)
         count(AFXDP_FP_missed);
         return to_socket(ctx, hinted, &tag, 0, 0);
     }
+    /* OVS's length of the packet: with the tag it sees. */
+    const __u32 ovs_len = len + (tag.present ? 4 : 0);
     if (a->verdict == AFXDP_FP_DROP) {
-        count_hit(a, len);
+        count_hit(a, ovs_len);
         count(AFXDP_FP_dropped);
         return XDP_DROP;
     }
@@ -627,7 +635,7 @@ fast_path(struct xdp_md *ctx, const int hinted)
             count(AFXDP_FP_rewrite_failed);
             return to_socket(ctx, hinted, &tag, 0, 0);
         }
-        count_hit(a, len);
+        count_hit(a, ovs_len);
         count(AFXDP_FP_redirected);
         return XDP_REDIRECT;
     }

@@ -285,15 +285,31 @@ FastPath::put(const FlowTable::Ufid &ufid, const XdpFlow &flow) noexcept
         err = write_flow(now);
     }
     if (err) {
-        log(AFXDP_LOG_WARN, "XDP fast path: putting a flow into the "
-            "program's maps failed (%s); its packets go to OVS",
-            std::strerror(-err));
-        if (replaces && !moves) {
-            delete_flow(old.mask_slot, old.flow.key);
-        }
-        del(ufid);
+        empty(err);
     }
     return err;
+}
+
+void
+FastPath::empty(int err) noexcept
+{
+    // Whatever the maps hold now, the program must find none of it: with
+    // no mask slot to try, it looks nothing up.  Then the entries go.
+    log(AFXDP_LOG_ERR, "XDP fast path: changing the program's maps failed "
+        "(%s); every flow leaves the fast path, and their packets go to "
+        "OVS", std::strerror(-err));
+    table_ = FlowTable();
+    write_config();
+    afxdp_fp_flow_key k, next;
+    while (!bpf_map_get_next_key(flows_fd_, nullptr, &next)) {
+        k = next;
+        if (bpf_map_delete_elem(flows_fd_, &k)) {
+            break;
+        }
+    }
+    for (uint32_t slot = 0; slot < AFXDP_FP_MAX_MASKS; slot++) {
+        write_mask(slot, nullptr);
+    }
 }
 
 int
@@ -306,8 +322,13 @@ FastPath::del(const FlowTable::Ufid &ufid) noexcept
     FlowTable::Entry old = *e;
     table_.del(ufid);
     int err = remove(old, AFXDP_FP_MAX_MASKS);
-    int err2 = write_config();
-    return err ? err : err2;
+    if (!err) {
+        err = write_config();
+    }
+    if (err) {
+        empty(err);
+    }
+    return err;
 }
 
 int

@@ -5,8 +5,9 @@
 // put() and del() change the maps in an order that never lets a packet
 // meet half a change: whatever leaves goes first (a packet then misses and
 // goes to OVS, which is always right), whatever arrives goes in after its
-// mask and zeroed counters.  A put whose map update fails leaves the flow
-// out of XDP altogether, in both the maps and the table.
+// mask and zeroed counters.  A map change that fails (the kernel out of
+// memory) would leave maps and table disagreeing: the fast path then
+// empties itself, every flow's packets going to OVS, and says so.
 #ifndef AFXDP_FASTPATH_HH
 #define AFXDP_FASTPATH_HH
 
@@ -65,9 +66,9 @@ public:
     uint32_t prog_id() const noexcept { return prog_id_; }
 
     // The flow OVS knows by 'ufid', put or replaced.  0, or FlowTable's
-    // -ENOSPC and -EEXIST (nothing changed), or a map's error (the flow,
-    // and any it replaced, then out of XDP).  Its counters start at zero;
-    // a replaced flow keeps its own.
+    // -ENOSPC and -EEXIST (nothing changed), or a map's error (every flow
+    // then out of XDP).  Its counters start at zero; a replaced flow keeps
+    // its own.
     int put(const FlowTable::Ufid &ufid, const XdpFlow &flow) noexcept;
     int del(const FlowTable::Ufid &ufid) noexcept;
     int flow_stats(const FlowTable::Ufid &ufid,
@@ -90,6 +91,9 @@ private:
     int write_flow(const FlowTable::Entry &e) noexcept;
     int delete_flow(uint32_t mask_slot, const afxdp_flow_key &key) noexcept;
     int remove(const FlowTable::Entry &old, uint32_t keep_slot) noexcept;
+    // A map change failed ('err'): the maps and the table may disagree,
+    // so both are emptied (the program first told to try no mask).
+    void empty(int err) noexcept;
 
     bpf_object *obj_ = nullptr;   // Owns the program and the maps.
     int prog_fd_ = -1;

@@ -220,15 +220,18 @@ FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
             return -ENOSPC;
         }
     }
+    // A counter slot freed last is the one a packet still in flight on
+    // another CPU may yet count in: take never-used ones first, then the
+    // one freed longest ago.
     uint32_t stats;
     if (old != flows_.end()) {
         stats = old->second.stats_slot;
         mask_refs_[old->second.mask_slot]--;
-    } else if (!free_stats_.empty()) {
-        stats = free_stats_.back();
-        free_stats_.pop_back();
-    } else {
+    } else if (next_stats_ < kMaxFlows) {
         stats = next_stats_++;
+    } else {
+        stats = free_stats_.front();
+        free_stats_.pop_front();
     }
     masks_[slot] = flow.mask;
     mask_refs_[slot]++;

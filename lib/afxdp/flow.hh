@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -118,7 +119,8 @@ private:
     std::map<Ufid, Entry> flows_;
     std::array<afxdp_flow_key, kMaxMasks> masks_{};
     std::array<size_t, kMaxMasks> mask_refs_{};   // 0: the slot is free.
-    std::vector<uint32_t> free_stats_;            // Counter slots given back.
+    std::deque<uint32_t> free_stats_;             // Counter slots given
+                                                  // back, oldest first.
     uint32_t next_stats_ = 0;                     // Never used yet from here.
 };
 

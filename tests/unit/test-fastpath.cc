@@ -898,6 +898,33 @@ TEST_F(FastPathLookup, PacketsOfSeveralBuffersAreDroppedButNotRedirected)
     EXPECT_EQ(st.bytes, 6000u);   // The whole packet, every buffer.
 }
 
+TEST_F(FastPathLookup, AFlowReplacedIntoItsOwnFreedSlotWhenAllAreFull)
+{
+    // 32 flows, 32 masks: flow 0 changed to a 33rd mask fits only in the
+    // slot it frees itself, and its old entry must be gone first.
+    Bytes udp = ipv4(IPPROTO_UDP);
+    afxdp_flow_key k = reference(udp).key;
+    for (uint32_t i = 0; i < FlowTable::kMaxMasks; i++) {
+        XdpFlow f;
+        f.mask = mask_shape(1);
+        f.mask.nw_ttl = uint8_t(i);       // A mask of its own.
+        f.key = masked_key(k, f.mask);
+        f.key.tp_dst ^= htons(i ? 0x100 : 0);   // Only flow 0 matches.
+        f.verdict = Verdict::kDrop;
+        ASSERT_EQ(fp_.put(ufid(i), f), 0) << i;
+    }
+    EXPECT_TRUE(behaves(udp, "flow 0, dropped"));
+    XdpFlow g;
+    g.mask = mask_shape(0);
+    g.key = masked_key(k, g.mask);
+    g.verdict = Verdict::kRedirect;
+    g.ifindex = kLoopback;
+    ASSERT_EQ(fp_.put(ufid(0), g), 0);
+    EXPECT_EQ(fp_.flows().entry(ufid(0))->mask_slot, 0u);
+    EXPECT_TRUE(behaves(udp, "flow 0 changed, redirected"));
+    EXPECT_EQ(counters()[AFXDP_FP_redirected], 1u);
+}
+
 TEST_F(FastPathLookup, ChangesUnderThePacketsFollowTheModel)
 {
     // Random flows over the templates' keys, put, replaced (with other
@@ -1065,12 +1092,16 @@ TEST_F(FastPathLookup, PartialOffloadHandsTheMarkToTheSocket)
     ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
     EXPECT_EQ(st.packets, 0u);
 
-    // A miss: the socket's redirect, no metadata.
+    // A miss: the socket's redirect, with metadata that says no mark (a
+    // frame's headroom may hold an undelivered packet's).
     Bytes other = ipv4(IPPROTO_TCP, 42);
     ProgRun miss = run(other);
     EXPECT_EQ(miss.retval, uint32_t(XDP_REDIRECT));
-    EXPECT_EQ(miss.data, 0u);
-    EXPECT_EQ(miss.out, other);
+    ASSERT_EQ(miss.data, 8u);
+    std::memcpy(meta, miss.out.data(), 8);
+    EXPECT_EQ(meta[0], 0u);
+    EXPECT_EQ(meta[1], AFXDP_META_MAGIC);
+    EXPECT_EQ(Bytes(miss.out.begin() + 8, miss.out.end()), other);
     EXPECT_EQ(counters()[AFXDP_FP_missed], before[AFXDP_FP_missed] + 1);
 }
 
@@ -1102,6 +1133,10 @@ TEST_F(FastPathLookup, WithHintsAnOffloadedTagIsThePacketsTag)
     EXPECT_STREQ(info.name, afxdp::kFastHintsProgName);
     ASSERT_EQ(bpf_xdp_attach(ifindex, fp_.prog_fd(), XDP_FLAGS_DRV_MODE,
                              nullptr), 0);
+    struct Detach {
+        int ifindex;
+        ~Detach() { bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, nullptr); }
+    } detach{ifindex};
 
     const uint16_t tci = 5 << 13 | 0x1000 | 42;   // PCP 5, DEI, VID 42.
     ASSERT_EQ(afxdp_test::tc_vlan_attach(net.b(), tci, 0x88a8), "");
@@ -1129,6 +1164,7 @@ TEST_F(FastPathLookup, WithHintsAnOffloadedTagIsThePacketsTag)
     FastPathFlowStats st;
     ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
     EXPECT_EQ(st.packets, uint64_t(n));
+    EXPECT_EQ(st.bytes, n * (frame.size() + 4)) << "as OVS counts: tagged";
 
     // The same frames untagged miss the flow.
     ASSERT_EQ(afxdp_test::tc_vlan_detach(net.b()), "");
@@ -1138,5 +1174,4 @@ TEST_F(FastPathLookup, WithHintsAnOffloadedTagIsThePacketsTag)
     }
     EXPECT_GE(wait_for(AFXDP_FP_missed, missed + n), missed + n);
     EXPECT_EQ(counters()[AFXDP_FP_dropped], uint64_t(n));
-    bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, nullptr);
 }

@@ -299,10 +299,12 @@ TEST(FlowTable, SlotsKeepTheirNumbersWhileInUse)
     ASSERT_EQ(table.del(ufid(3)), 0);
     EXPECT_EQ(table.mask_slots(), 2u);
 
-    // A new mask takes the lowest free slot, a new flow a freed counter.
+    // A new mask takes the lowest free slot; a new flow a counter never
+    // used (a packet in flight may still count in one just freed).
     ASSERT_EQ(table.put(ufid(4), flow_for_dst(4, 0x0f0f)), 0);
     EXPECT_EQ(table.entry(ufid(4))->mask_slot, 0u);
-    EXPECT_EQ(table.entry(ufid(4))->stats_slot, counters3);
+    EXPECT_EQ(table.entry(ufid(4))->stats_slot, 3u);
+    EXPECT_NE(table.entry(ufid(4))->stats_slot, counters3);
     // A flow replaced keeps its counters, under any mask.
     uint32_t counters2 = table.entry(ufid(2))->stats_slot;
     ASSERT_EQ(table.put(ufid(2), flow_for_dst(2, 0x0f0f)), 0);
@@ -377,6 +379,16 @@ TEST(FlowTable, FullTablesRefuseAndStayAsTheyWere)
     EXPECT_EQ(big.n_flows(), FlowTable::kMaxFlows);
     // Replacing one that is there needs no new entry.
     EXPECT_EQ(big.put(ufid(5), flow_for_dst(2)), 0);
+    // Every counter slot used once: new flows take the freed ones, the
+    // longest freed first.
+    uint32_t first = big.entry(ufid(7))->stats_slot;
+    uint32_t second = big.entry(ufid(9))->stats_slot;
+    ASSERT_EQ(big.del(ufid(7)), 0);
+    ASSERT_EQ(big.del(ufid(9)), 0);
+    ASSERT_EQ(big.put(ufid(1u << 21), flow_for_dst(3)), 0);
+    EXPECT_EQ(big.entry(ufid(1u << 21))->stats_slot, first);
+    ASSERT_EQ(big.put(ufid(1u << 22), flow_for_dst(4)), 0);
+    EXPECT_EQ(big.entry(ufid(1u << 22))->stats_slot, second);
 }
 
 TEST(Flow, EveryRefusalHasANameAndASentence)
