@@ -135,7 +135,7 @@ FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
                           "for packet hints failed: %s", std::strerror(-err));
             return R::failure(err);
         }
-        fp.hints_ = hints;
+        fp.s_.hints = hints;
     }
     err = bpf_object__load(fp.obj_);
     if (err) {
@@ -143,22 +143,22 @@ FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
                       "failed: %s", std::strerror(-err));
         return R::failure(err);
     }
-    fp.prog_fd_ = bpf_program__fd(prog);
+    fp.s_.prog_fd = bpf_program__fd(prog);
     bpf_prog_info info = {};
     uint32_t info_len = sizeof info;
-    if (!bpf_obj_get_info_by_fd(fp.prog_fd_, &info, &info_len)) {
-        fp.prog_id_ = info.id;
+    if (!bpf_obj_get_info_by_fd(fp.s_.prog_fd, &info, &info_len)) {
+        fp.s_.prog_id = info.id;
     }
-    fp.config_fd_ = map_fd(fp.obj_, "fp_config");
-    fp.masks_fd_ = map_fd(fp.obj_, "fp_masks");
-    fp.flows_fd_ = map_fd(fp.obj_, "fp_flows");
-    fp.stats_fd_ = map_fd(fp.obj_, "fp_stats");
-    fp.ports_fd_ = map_fd(fp.obj_, "fp_ports");
-    fp.counters_fd_ = map_fd(fp.obj_, "fp_counters");
-    fp.n_cpus_ = libbpf_num_possible_cpus();
-    if (fp.prog_fd_ < 0 || fp.config_fd_ < 0 || fp.masks_fd_ < 0
-        || fp.flows_fd_ < 0 || fp.stats_fd_ < 0 || fp.ports_fd_ < 0
-        || fp.counters_fd_ < 0 || fp.n_cpus_ <= 0) {
+    fp.s_.config_fd = map_fd(fp.obj_, "fp_config");
+    fp.s_.masks_fd = map_fd(fp.obj_, "fp_masks");
+    fp.s_.flows_fd = map_fd(fp.obj_, "fp_flows");
+    fp.s_.stats_fd = map_fd(fp.obj_, "fp_stats");
+    fp.s_.ports_fd = map_fd(fp.obj_, "fp_ports");
+    fp.s_.counters_fd = map_fd(fp.obj_, "fp_counters");
+    fp.s_.n_cpus = libbpf_num_possible_cpus();
+    if (fp.s_.prog_fd < 0 || fp.s_.config_fd < 0 || fp.s_.masks_fd < 0
+        || fp.s_.flows_fd < 0 || fp.s_.stats_fd < 0 || fp.s_.ports_fd < 0
+        || fp.s_.counters_fd < 0 || fp.s_.n_cpus <= 0) {
         std::snprintf(why, whylen, "the fast path's XDP program lacks a "
                       "program or map it should have");
         return R::failure(-EINVAL);
@@ -175,26 +175,16 @@ void
 FastPath::swap(FastPath &o) noexcept
 {
     std::swap(obj_, o.obj_);
-    std::swap(prog_fd_, o.prog_fd_);
-    std::swap(prog_id_, o.prog_id_);
-    std::swap(config_fd_, o.config_fd_);
-    std::swap(masks_fd_, o.masks_fd_);
-    std::swap(flows_fd_, o.flows_fd_);
-    std::swap(stats_fd_, o.stats_fd_);
-    std::swap(ports_fd_, o.ports_fd_);
-    std::swap(counters_fd_, o.counters_fd_);
-    std::swap(n_cpus_, o.n_cpus_);
-    std::swap(hints_, o.hints_);
-    std::swap(table_, o.table_);
+    std::swap(s_, o.s_);
 }
 
 int
 FastPath::write_config() noexcept
 {
     uint32_t zero = 0;
-    afxdp_fp_config c = {table_.mask_slots(), 0};
+    afxdp_fp_config c = {s_.table.mask_slots(), 0};
     errno = 0;
-    return map_result(bpf_map_update_elem(config_fd_, &zero, &c, BPF_ANY));
+    return map_result(bpf_map_update_elem(s_.config_fd, &zero, &c, BPF_ANY));
 }
 
 int
@@ -206,15 +196,15 @@ FastPath::write_mask(uint32_t slot, const afxdp_flow_key *mask) noexcept
         m.in_use = 1;
     }
     errno = 0;
-    return map_result(bpf_map_update_elem(masks_fd_, &slot, &m, BPF_ANY));
+    return map_result(bpf_map_update_elem(s_.masks_fd, &slot, &m, BPF_ANY));
 }
 
 int
 FastPath::zero_stats(uint32_t slot) noexcept
 {
-    std::vector<afxdp_fp_stats> zeros(static_cast<size_t>(n_cpus_));
+    std::vector<afxdp_fp_stats> zeros(static_cast<size_t>(s_.n_cpus));
     errno = 0;
-    return map_result(bpf_map_update_elem(stats_fd_, &slot, zeros.data(),
+    return map_result(bpf_map_update_elem(s_.stats_fd, &slot, zeros.data(),
                                           BPF_ANY));
 }
 
@@ -224,7 +214,7 @@ FastPath::write_flow(const FlowTable::Entry &e) noexcept
     afxdp_fp_flow_key k = flow_key(e.mask_slot, e.flow.key);
     afxdp_fp_action a = action_of(e);
     errno = 0;
-    return map_result(bpf_map_update_elem(flows_fd_, &k, &a, BPF_ANY));
+    return map_result(bpf_map_update_elem(s_.flows_fd, &k, &a, BPF_ANY));
 }
 
 int
@@ -232,7 +222,7 @@ FastPath::delete_flow(uint32_t mask_slot, const afxdp_flow_key &key) noexcept
 {
     afxdp_fp_flow_key k = flow_key(mask_slot, key);
     errno = 0;
-    int err = map_result(bpf_map_delete_elem(flows_fd_, &k));
+    int err = map_result(bpf_map_delete_elem(s_.flows_fd, &k));
     return err == -ENOENT ? 0 : err;
 }
 
@@ -242,7 +232,7 @@ int
 FastPath::remove(const FlowTable::Entry &old, uint32_t keep_slot) noexcept
 {
     int err = delete_flow(old.mask_slot, old.flow.key);
-    if (!err && old.mask_slot != keep_slot && !table_.mask_at(old.mask_slot)) {
+    if (!err && old.mask_slot != keep_slot && !s_.table.mask_at(old.mask_slot)) {
         err = write_mask(old.mask_slot, nullptr);
     }
     return err;
@@ -251,14 +241,14 @@ FastPath::remove(const FlowTable::Entry &old, uint32_t keep_slot) noexcept
 int
 FastPath::put(const FlowTable::Ufid &ufid, const XdpFlow &flow) noexcept
 {
-    const FlowTable::Entry *before = table_.entry(ufid);
+    const FlowTable::Entry *before = s_.table.entry(ufid);
     const bool replaces = before != nullptr;
     FlowTable::Entry old = replaces ? *before : FlowTable::Entry{};
-    int err = table_.put(ufid, flow);
+    int err = s_.table.put(ufid, flow);
     if (err) {
         return err;
     }
-    const FlowTable::Entry now = *table_.entry(ufid);
+    const FlowTable::Entry now = *s_.table.entry(ufid);
     // Under another mask or key the old entry is another entry: it leaves
     // first, and until the new one is in, a packet of this flow goes to
     // OVS.  (Left in while its slot took a new mask, it could meet packets
@@ -273,7 +263,7 @@ FastPath::put(const FlowTable::Ufid &ufid, const XdpFlow &flow) noexcept
         err = remove(old, now.mask_slot);
     }
     if (!err && new_mask) {
-        err = write_mask(now.mask_slot, table_.mask_at(now.mask_slot));
+        err = write_mask(now.mask_slot, s_.table.mask_at(now.mask_slot));
     }
     if (!err) {
         err = write_config();
@@ -298,12 +288,12 @@ FastPath::empty(int err) noexcept
     log(AFXDP_LOG_ERR, "XDP fast path: changing the program's maps failed "
         "(%s); every flow leaves the fast path, and their packets go to "
         "OVS", std::strerror(-err));
-    table_ = FlowTable();
+    s_.table = FlowTable();
     write_config();
     afxdp_fp_flow_key k, next;
-    while (!bpf_map_get_next_key(flows_fd_, nullptr, &next)) {
+    while (!bpf_map_get_next_key(s_.flows_fd, nullptr, &next)) {
         k = next;
-        if (bpf_map_delete_elem(flows_fd_, &k)) {
+        if (bpf_map_delete_elem(s_.flows_fd, &k)) {
             break;
         }
     }
@@ -315,12 +305,12 @@ FastPath::empty(int err) noexcept
 int
 FastPath::del(const FlowTable::Ufid &ufid) noexcept
 {
-    const FlowTable::Entry *e = table_.entry(ufid);
+    const FlowTable::Entry *e = s_.table.entry(ufid);
     if (!e) {
         return -ENOENT;
     }
     FlowTable::Entry old = *e;
-    table_.del(ufid);
+    s_.table.del(ufid);
     int err = remove(old, AFXDP_FP_MAX_MASKS);
     if (!err) {
         err = write_config();
@@ -335,14 +325,14 @@ int
 FastPath::flow_stats(const FlowTable::Ufid &ufid,
                      FastPathFlowStats *stats) const noexcept
 {
-    const FlowTable::Entry *e = table_.entry(ufid);
+    const FlowTable::Entry *e = s_.table.entry(ufid);
     if (!e) {
         return -ENOENT;
     }
-    std::vector<afxdp_fp_stats> per_cpu(static_cast<size_t>(n_cpus_));
+    std::vector<afxdp_fp_stats> per_cpu(static_cast<size_t>(s_.n_cpus));
     uint32_t slot = e->stats_slot;
     errno = 0;
-    int err = map_result(bpf_map_lookup_elem(stats_fd_, &slot,
+    int err = map_result(bpf_map_lookup_elem(s_.stats_fd, &slot,
                                              per_cpu.data()));
     if (err) {
         return err;
@@ -365,7 +355,7 @@ FastPath::add_target(int ifindex) noexcept
     bpf_devmap_val v = {};
     v.ifindex = uint32_t(ifindex);
     errno = 0;
-    return map_result(bpf_map_update_elem(ports_fd_, &key, &v, BPF_ANY));
+    return map_result(bpf_map_update_elem(s_.ports_fd, &key, &v, BPF_ANY));
 }
 
 int
@@ -373,16 +363,16 @@ FastPath::del_target(int ifindex) noexcept
 {
     uint32_t key = uint32_t(ifindex);
     errno = 0;
-    return map_result(bpf_map_delete_elem(ports_fd_, &key));
+    return map_result(bpf_map_delete_elem(s_.ports_fd, &key));
 }
 
 void
 FastPath::counters(uint64_t out[AFXDP_FP_N_COUNTERS]) const noexcept
 {
-    std::vector<uint64_t> per_cpu(static_cast<size_t>(n_cpus_));
+    std::vector<uint64_t> per_cpu(static_cast<size_t>(s_.n_cpus));
     for (uint32_t c = 0; c < AFXDP_FP_N_COUNTERS; c++) {
         out[c] = 0;
-        if (bpf_map_lookup_elem(counters_fd_, &c, per_cpu.data())) {
+        if (bpf_map_lookup_elem(s_.counters_fd, &c, per_cpu.data())) {
             continue;
         }
         for (uint64_t v : per_cpu) {

@@ -49,7 +49,7 @@ public:
                                  int ifindex = 0) noexcept;
 
     // The hints it asks for.
-    unsigned hints() const noexcept { return hints_; }
+    unsigned hints() const noexcept { return s_.hints; }
 
     FastPath() = default;
     FastPath(FastPath &&o) noexcept { swap(o); }
@@ -62,8 +62,8 @@ public:
     FastPath &operator=(const FastPath &) = delete;
     ~FastPath();
 
-    int prog_fd() const noexcept { return prog_fd_; }
-    uint32_t prog_id() const noexcept { return prog_id_; }
+    int prog_fd() const noexcept { return s_.prog_fd; }
+    uint32_t prog_id() const noexcept { return s_.prog_id; }
 
     // The flow OVS knows by 'ufid', put or replaced.  0, or FlowTable's
     // -ENOSPC and -EEXIST (nothing changed), or a map's error (every flow
@@ -73,7 +73,7 @@ public:
     int del(const FlowTable::Ufid &ufid) noexcept;
     int flow_stats(const FlowTable::Ufid &ufid,
                    FastPathFlowStats *stats) const noexcept;
-    const FlowTable &flows() const noexcept { return table_; }
+    const FlowTable &flows() const noexcept { return s_.table; }
 
     // The interfaces flows may redirect to.  A flow whose target is not
     // here sends its packets to OVS (counted as redirect_failed).
@@ -95,14 +95,20 @@ private:
     // so both are emptied (the program first told to try no mask).
     void empty(int err) noexcept;
 
+    // Everything but the object, which the destructor closes: swapped
+    // whole by a move.
+    struct State {
+        int prog_fd = -1;
+        uint32_t prog_id = 0;
+        int config_fd = -1, masks_fd = -1, flows_fd = -1, stats_fd = -1;
+        int ports_fd = -1, counters_fd = -1;   // Owned by the object.
+        int n_cpus = 0;              // Per-CPU values in a lookup.
+        unsigned hints = 0;
+        FlowTable table;
+    };
+
     bpf_object *obj_ = nullptr;   // Owns the program and the maps.
-    int prog_fd_ = -1;
-    uint32_t prog_id_ = 0;
-    int config_fd_ = -1, masks_fd_ = -1, flows_fd_ = -1, stats_fd_ = -1;
-    int ports_fd_ = -1, counters_fd_ = -1;
-    int n_cpus_ = 0;              // Per-CPU values in a lookup.
-    unsigned hints_ = 0;
-    FlowTable table_;
+    State s_;
 };
 
 }  // namespace afxdp

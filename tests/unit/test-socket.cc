@@ -2325,6 +2325,14 @@ protected:
         return d;
     }
     void refresh(const Dev &d) { afxdp_dev_get_fast_path(d.get(), &fp_); }
+    // Puts a drop of UDP flow 'flow' (udp_flow_match): the C API's answer.
+    int put_drop(const Dev &d, const uint32_t ufid[4], uint16_t flow)
+    {
+        afxdp_flow_match m = udp_flow_match(flow);
+        afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
+        afxdp_offload_refusal why;
+        return afxdp_dev_flow_put(d.get(), ufid, &m, &drop, 1, 1, &why);
+    }
     // Sends 'n' frames of each flow in 'flows' from the peer; returns what
     // reached the socket within a second (or once 'want' came).
     std::vector<Received> exchange(afxdp_queue *q,
@@ -2357,11 +2365,7 @@ TEST_F(FastPathDev, WithoutOffloadOrOptedOutThePortRunsThePlainProgram)
         EXPECT_FALSE(fp_.active);
         EXPECT_STREQ(fp_.reason, "");
         EXPECT_EQ(prog_name(info_.prog_id), "ovs_afxdp_xsk");
-        afxdp_flow_match m = udp_flow_match(1000);
-        afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
-        afxdp_offload_refusal why;
-        EXPECT_EQ(afxdp_dev_flow_put(dev.get(), kUfid1, &m, &drop, 1, 1, &why),
-                  EOPNOTSUPP);
+        EXPECT_EQ(put_drop(dev, kUfid1, 1000), EOPNOTSUPP);
         dev.reset();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -2381,11 +2385,7 @@ TEST_F(FastPathDev, WithoutItsProgramThePortOpensPlainAndSaysWhy)
     EXPECT_NE(std::string(fp_.reason).find("no clang"), std::string::npos)
         << fp_.reason;
     EXPECT_EQ(prog_name(info_.prog_id), "ovs_afxdp_xsk");
-    afxdp_flow_match m = udp_flow_match(1000);
-    afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
-    afxdp_offload_refusal why;
-    EXPECT_EQ(afxdp_dev_flow_put(dev.get(), kUfid1, &m, &drop, 1, 1, &why),
-              EOPNOTSUPP);
+    EXPECT_EQ(put_drop(dev, kUfid1, 1000), EOPNOTSUPP);
     afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
     EXPECT_EQ(exchange(q, {1000}, 4, 4).size(), 4u);
     expect_frames_add_up(q, 0);
@@ -2409,6 +2409,18 @@ protected:
         ASSERT_TRUE(dev_);
         ASSERT_TRUE(fp_.active) << fp_.reason;
         q_ = afxdp_dev_queue(dev_.get(), 0);
+    }
+
+    // Puts flow 'flow' (udp_flow_match) partially offloaded: a "ct"
+    // action XDP cannot run, so its packets reach OVS with 'mark'.
+    void put_marked(const uint32_t ufid[4], uint16_t flow, uint32_t mark)
+    {
+        afxdp_flow_match m = udp_flow_match(flow);
+        afxdp_flow_action ct = action_of(AFXDP_ACTION_OTHER, "ct");
+        afxdp_offload_refusal why;
+        ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), ufid, &m, &ct, 1, mark,
+                                     &why), 0);
+        EXPECT_EQ(why, AFXDP_REFUSED_action);
     }
 
     Dev dev_;
@@ -2461,11 +2473,7 @@ TEST_P(FastPathMode, DropsItsFlowInXdpAndTheRestReachesOvs)
 
 TEST_P(FastPathMode, PartialOffloadHandsOvsTheMark)
 {
-    afxdp_flow_match m = udp_flow_match(1000);
-    afxdp_flow_action ct = action_of(AFXDP_ACTION_OTHER, "ct");
-    afxdp_offload_refusal why;
-    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &ct, 1, 77, &why), 0);
-    EXPECT_EQ(why, AFXDP_REFUSED_action);
+    put_marked(kUfid1, 1000, 77);
 
     const uint32_t n = 8;
     std::vector<Received> got = exchange(q_, {1000, 2000}, n, 2 * n);
@@ -2502,10 +2510,7 @@ TEST_P(FastPathMode, AMarkNeverOutlivesItsPacket)
     // recycles the frame, our metadata in it.  The program writes
     // metadata for every packet it gives the socket, which the kernel
     // test-run case in test-fastpath.cc checks directly.)
-    afxdp_flow_match m = udp_flow_match(1000);
-    afxdp_flow_action ct = action_of(AFXDP_ACTION_OTHER, "ct");
-    afxdp_offload_refusal why;
-    ASSERT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &ct, 1, 77, &why), 0);
+    put_marked(kUfid1, 1000, 77);
     for (uint32_t i = 0; i < 400; i++) {
         ASSERT_TRUE(send_raw(net_.b(), udp_frame(1000, i)));
     }
