@@ -213,15 +213,14 @@ afxdp_dev::without_hints(const afxdp_dev_config &cfg, const char *why)
 }
 
 bool
-afxdp_dev::load_fast_path(const afxdp_dev_config &cfg, afxdp_xdp_mode mode,
+afxdp_dev::load_fast_path(const afxdp_dev_config &cfg,
                           const afxdp::XskProgram &prog) noexcept
 {
     char why[256];
-    // With the hints of the program it stands in for: the same ones, and
-    // bound to the device as that one is (native mode only).
-    const unsigned hints = mode == AFXDP_MODE_GENERIC ? 0 : prog.hints();
-    auto fp = afxdp::FastPath::load(prog.map_fd(), why, sizeof why, hints,
-                                    ifindex_);
+    // With the hints of the program it stands in for (none in generic
+    // mode), bound to the device as that one is.
+    auto fp = afxdp::FastPath::load(prog.map_fd(), why, sizeof why,
+                                    prog.hints(), ifindex_);
     if (!fp.ok()) {
         without_fast_path(cfg, why);
         return false;
@@ -257,29 +256,26 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
     // The fast path stands in for the program of this mode, with its
     // hints and its socket map: a packet it does not handle goes where
     // that program sends it.  Never lose the port for it.
-    bool fast = fast_path_requested_ && load_fast_path(cfg, mode, *prog);
-    auto att = fast ? afxdp::XdpAttachment::attach(
-                          ifindex_, cfg.ifname, fast_path_.prog_fd(),
-                          fast_path_.prog_id(), spec.xdp_flags, why, whylen)
-                    : afxdp::XdpAttachment::attach(
-                          ifindex_, cfg.ifname, prog->prog_fd(), prog->id(),
-                          spec.xdp_flags, why, whylen);
+    auto attach = [&](int prog_fd, uint32_t prog_id) {
+        return afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, prog_fd,
+                                            prog_id, spec.xdp_flags, why,
+                                            whylen);
+    };
+    bool fast = fast_path_requested_ && load_fast_path(cfg, *prog);
+    auto att = fast ? attach(fast_path_.prog_fd(), fast_path_.prog_id())
+                    : attach(prog->prog_fd(), prog->id());
     if (!att.ok() && fast) {
         char fwhy[288];
         std::snprintf(fwhy, sizeof fwhy, "%s XDP mode: %s", spec.name, why);
         without_fast_path(cfg, fwhy);
         fast = false;
-        att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname,
-                                           prog->prog_fd(), prog->id(),
-                                           spec.xdp_flags, why, whylen);
+        att = attach(prog->prog_fd(), prog->id());
     }
     if (!att.ok() && prog->hints()) {
         // Never lose the port for a hint: try the plain program.
         without_hints(cfg, why);
         prog = &prog_;
-        att = afxdp::XdpAttachment::attach(ifindex_, cfg.ifname,
-                                           prog->prog_fd(), prog->id(),
-                                           spec.xdp_flags, why, whylen);
+        att = attach(prog->prog_fd(), prog->id());
     }
     if (!att.ok()) {
         return att.error();

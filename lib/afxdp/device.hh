@@ -76,10 +76,10 @@ private:
     {
         return hinted_prog_.loaded() ? hinted_prog_ : prog_;
     }
-    // Loads the fast path for 'mode', with the hints of 'prog' (the
-    // program it stands in for): true if loaded, else why in
+    // Loads the fast path with the hints of 'prog' (the program of the
+    // mode tried, which it stands in for): true if loaded, else why in
     // fast_path_why_.
-    bool load_fast_path(const afxdp_dev_config &, afxdp_xdp_mode,
+    bool load_fast_path(const afxdp_dev_config &,
                         const afxdp::XskProgram &prog) noexcept;
     // The fast path failed 'why': go on without it, and say so once.
     void without_fast_path(const afxdp_dev_config &, const char *why)

@@ -297,7 +297,8 @@ FlowTable::mask_at(uint32_t slot) const
 const XdpFlow *
 FlowTable::lookup(const afxdp_flow_key &packet) const
 {
-    for (uint32_t slot = 0; slot < mask_slots(); slot++) {
+    const uint32_t n = mask_slots();
+    for (uint32_t slot = 0; slot < n; slot++) {
         if (!mask_refs_[slot]) {
             continue;
         }
