@@ -143,7 +143,8 @@ lib/netdev-linux.c).])
   fi
   OVS_PATCHES_APPLIED="$OVS_PATCHES_APPLIED
     ovs-patches/netdev-afxdp-nonpmd-signal.patch
-    ovs-patches/dp-packet-afxdp-batch-free.patch"
+    ovs-patches/dp-packet-afxdp-batch-free.patch
+    ovs-patches/automake-netdev-offload-afxdp.patch"
   OVS_PATCHES_APPLIED=`echo $OVS_PATCHES_APPLIED`
   AC_SUBST([OVS_PATCHES_APPLIED])
 
@@ -177,13 +178,27 @@ lib/netdev-linux.c).])
 
   dnl The flow offload API (for the XDP fast path): the netdev flow API
   dnl up to 3.6, dpif-offload provider classes from 3.7.
+  dnl Our provider is built for either: a patch lists our dpif-offload
+  dnl class in OVS's table; one keeps TC's netdev flow API off our ports.
+  OVS_AFXDP_NETDEV_FLOW_API=0
+  OVS_AFXDP_DPIF_OFFLOAD=0
   if test -f $afxdp_probe/lib/dpif-offload-provider.h; then
     afxdp_ovs_offload="dpif-offload providers"
+    OVS_AFXDP_DPIF_OFFLOAD=1
+    OVS_PATCHES_APPLIED="$OVS_PATCHES_APPLIED
+      ovs-patches/dpif-offload-afxdp-class.patch"
+    OVS_PATCHES_APPLIED=`echo $OVS_PATCHES_APPLIED`
   elif test -f $afxdp_probe/lib/netdev-offload-provider.h; then
     afxdp_ovs_offload="netdev flow API"
+    OVS_AFXDP_NETDEV_FLOW_API=1
+    OVS_PATCHES_APPLIED="$OVS_PATCHES_APPLIED
+      ovs-patches/netdev-offload-tc-skip-afxdp.patch"
+    OVS_PATCHES_APPLIED=`echo $OVS_PATCHES_APPLIED`
   else
     afxdp_ovs_offload="none found"
   fi
+  AC_SUBST([OVS_AFXDP_NETDEV_FLOW_API])
+  AC_SUBST([OVS_AFXDP_DPIF_OFFLOAD])
   rm -rf $afxdp_probe
 ])
 

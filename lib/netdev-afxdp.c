@@ -13,6 +13,7 @@
 #include "netdev-afxdp.h"
 #include "netdev-afxdp-compat.h"
 #include "netdev-afxdp-pool.h"
+#include "netdev-offload-afxdp.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -77,6 +78,9 @@ struct afxdp_port {
                                      * (negative errno if it had none). */
     bool warned_prog_gone;          /* Said our program was removed. */
     bool configured_once;           /* An open was attempted. */
+    bool offload_applied;           /* Flow offload was on at that open. */
+    bool rx_hash;                   /* The open gave the driver's RX hash
+                                     * (afxdp_dev_info.rx_hash). */
     char *open_error;               /* Why the last open failed, or NULL. */
     char *config_error;             /* Last rejected option, or NULL. */
 };
@@ -209,6 +213,25 @@ netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
     return 0;
 }
 
+/* Why the port runs without the fast path, or "" if it runs it. */
+static const char *
+afxdp_fast_path_off_reason(const struct afxdp_port *port,
+                           const struct afxdp_fast_path_stats *fp)
+{
+    const char *why;
+
+    if (fp->active) {
+        return "";
+    } else if (fp->requested) {
+        return fp->reason;
+    } else if (!port->offload_applied) {
+        netdev_offload_afxdp_enabled(&why);
+        return why;
+    } else {
+        return "options:xdp_fast_path is false";
+    }
+}
+
 int
 netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
 {
@@ -272,6 +295,25 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
         smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
         smap_add(smap, "xdp_prog_attached",
                  info.prog_attached ? "true" : "false");
+
+        struct afxdp_fast_path_stats fp;
+        afxdp_dev_get_fast_path(port->core, &fp);
+        smap_add(smap, "xdp_fast_path", fp.active ? "true" : "false");
+        if (!fp.active) {
+            smap_add(smap, "xdp_fast_path_reason",
+                     afxdp_fast_path_off_reason(port, &fp));
+        } else {
+            struct ds targets = DS_EMPTY_INITIALIZER;
+
+            netdev_offload_afxdp_get_targets(netdev, &targets);
+            if (targets.length) {
+                smap_add(smap, "xdp_redirect_targets", ds_cstr(&targets));
+            }
+            ds_destroy(&targets);
+            smap_add(smap, "xdp_flow_marks",
+                     info.rx_hash ? "true"
+                     : "false: no RX hash from the driver (status:rx_hash)");
+        }
     } else if (port && port->open_error) {
         smap_add(smap, "afxdp_error", port->open_error);
     }
@@ -358,6 +400,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
          * between polls: what it receives must be kicked at once. */
         .busy_polled = netdev_is_pmd(netdev),
         .frame_meta_init = afxdp_pool_init_packets,
+        .offload = netdev_offload_afxdp_enabled(NULL),
     };
     struct afxdp_dev_info info;
     char err[512];
@@ -368,6 +411,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     port->ifindex = ifindex;
     port->configured_once = true;
     port->warned_prog_gone = false;
+    port->offload_applied = cfg.offload;
     error = afxdp_dev_open(&cfg, &port->core, err, sizeof err);
     if (error) {
         VLOG_ERR("%s", err);
@@ -376,6 +420,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     }
 
     afxdp_dev_get_info(port->core, &info);
+    port->rx_hash = info.rx_hash;
     afxdp_umem_peers_changed(netdev, info.umem_id);
     unsigned have = afxdp_device_rx_queues(netdev_get_name(netdev));
     if (have > info.n_queues) {
@@ -409,6 +454,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     /* Before our locks: netdev-linux takes dev->mutex for both (an
      * error-checking mutex: taking it twice aborts). */
     int ifindex = netdev_get_ifindex(netdev);
+    bool reopened = false;
     int mtu = 0;
     int numa_node = -1;
 
@@ -426,6 +472,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     if (port->ifindex == ifindex && dev->xsks
         && !afxdp_port_config_needs_reopen(&port->applied,
                                            &port->requested)
+        && port->offload_applied == netdev_offload_afxdp_enabled(NULL)
         && afxdp_dev_takes_mtu(port->core, mtu)) {
         goto out;
     }
@@ -448,10 +495,15 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         netdev->n_rxq = port->applied.n_queues;
         netdev->n_txq = port->applied.n_queues;
     }
+    reopened = port->core && port->offload_applied;
     netdev_change_seq_changed(netdev);
 out:
     ovs_mutex_unlock(&dev->mutex);
     ovs_mutex_unlock(&afxdp_ports_mutex);
+    if (reopened) {
+        /* New maps: the flows OVS offloaded go in again. */
+        netdev_offload_afxdp_port_opened(netdev);
+    }
     return 0;
 }
 
@@ -494,6 +546,7 @@ netdev_afxdp_destruct(struct netdev *netdev)
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     struct afxdp_port *port;
 
+    netdev_offload_afxdp_port_destroyed(netdev);
     ovs_mutex_lock(&afxdp_ports_mutex);
     ovs_mutex_lock(&dev->mutex);
     port = afxdp_port_lookup(netdev);
@@ -808,6 +861,128 @@ netdev_afxdp_get_custom_stats(const struct netdev *netdev,
 }
 
 /* ------------------------------------------------------------------ */
+/* Flow offload: the XDP fast path, for netdev-offload-afxdp.c.       */
+/* ------------------------------------------------------------------ */
+
+bool
+netdev_afxdp_is_afxdp(const struct netdev *netdev)
+{
+    const char *type = netdev_get_type(netdev);
+
+    return !strcmp(type, "afxdp") || !strcmp(type, "afxdp-nonpmd");
+}
+
+void
+netdev_afxdp_offload_changed(struct netdev *netdev)
+{
+    struct afxdp_port *port;
+    bool reopen;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    port = afxdp_port_lookup(netdev);
+    reopen = port && port->configured_once
+             && port->offload_applied != netdev_offload_afxdp_enabled(NULL);
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    if (reopen) {
+        netdev_request_reconfigure(netdev);
+    }
+}
+
+/* The core of 'netdev' if it opened with offload on. */
+static struct afxdp_dev *
+afxdp_offload_core(const struct netdev *netdev)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    struct afxdp_port *port = afxdp_port_lookup(netdev);
+
+    return port && port->core && port->offload_applied ? port->core : NULL;
+}
+
+bool
+netdev_afxdp_takes_marks(const struct netdev *netdev)
+{
+    struct afxdp_port *port;
+    bool takes;
+
+    /* From the open, not afxdp_dev_get_info(), which asks the kernel
+     * whether our program is still attached: revalidators call this for
+     * every partially offloaded flow. */
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    port = afxdp_port_lookup(netdev);
+    takes = port && afxdp_offload_core(netdev) && port->rx_hash;
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return takes;
+}
+
+int
+netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
+                      const struct afxdp_flow_match *match,
+                      const struct afxdp_flow_action *actions,
+                      size_t n_actions, uint32_t mark,
+                      enum afxdp_offload_refusal *refusal)
+{
+    struct afxdp_dev *core;
+    int error = EOPNOTSUPP;
+
+    *refusal = AFXDP_REFUSED_N;
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    core = afxdp_offload_core(netdev);
+    if (core) {
+        error = afxdp_dev_flow_put(core, ufid->u32, match, actions,
+                                   n_actions, mark, refusal);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return error;
+}
+
+int
+netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid)
+{
+    struct afxdp_dev *core;
+    int error = EOPNOTSUPP;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    core = afxdp_offload_core(netdev);
+    if (core) {
+        error = afxdp_dev_flow_del(core, ufid->u32);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return error;
+}
+
+int
+netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
+                        struct afxdp_flow_stats *stats)
+{
+    struct afxdp_dev *core;
+    int error = EOPNOTSUPP;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    core = afxdp_offload_core(netdev);
+    if (core) {
+        error = afxdp_dev_flow_stats(core, ufid->u32, stats);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return error;
+}
+
+int
+netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,
+                              bool add)
+{
+    struct afxdp_dev *core;
+    int error = EOPNOTSUPP;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    core = afxdp_offload_core(netdev);
+    if (core) {
+        error = afxdp_dev_fast_path_target(core, ifindex, add);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return error;
+}
+
+/* ------------------------------------------------------------------ */
 /* ovs-appctl afxdp/show [PORT].                                      */
 /* ------------------------------------------------------------------ */
 
@@ -867,6 +1042,37 @@ afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
 }
 
 static void
+afxdp_show_fast_path(struct ds *s, const struct afxdp_port *port)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    struct afxdp_fast_path_stats fp;
+    struct ds targets = DS_EMPTY_INITIALIZER;
+
+    afxdp_dev_get_fast_path(port->core, &fp);
+    if (!fp.active) {
+        ds_put_format(s, "  xdp fast path: off: %s\n",
+                      afxdp_fast_path_off_reason(port, &fp));
+        return;
+    }
+    ds_put_format(s, "  xdp fast path: on, %u flows, %u masks, %"PRIu64
+                  " puts failed\n", fp.flows, fp.masks, fp.put_failed);
+    netdev_offload_afxdp_get_targets(port->netdev, &targets);
+    ds_put_format(s, "    redirect targets: %s\n",
+                  targets.length ? ds_cstr(&targets) : "none");
+    ds_destroy(&targets);
+#define AFXDP_FP_COUNTER(NAME, TEXT)                                        \
+    ds_put_format(s, "    %-28s %"PRIu64"\n", #NAME ":",                    \
+                  fp.packets[AFXDP_FP_##NAME]);
+    AFXDP_FP_COUNTERS
+#undef AFXDP_FP_COUNTER
+#define AFXDP_REFUSAL(NAME, TEXT)                                           \
+    ds_put_format(s, "    %-28s %"PRIu64"\n", "refused_" #NAME ":",         \
+                  fp.refused[AFXDP_REFUSED_##NAME]);
+    AFXDP_OFFLOAD_REFUSALS
+#undef AFXDP_REFUSAL
+}
+
+static void
 afxdp_show_port(struct ds *s, struct afxdp_port *port)
     OVS_REQUIRES(afxdp_ports_mutex)
 {
@@ -912,6 +1118,7 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
                   info.umem_share_reason[0] ? "; " : "",
                   info.umem_share_reason);
     afxdp_show_umem_frames(s, info.umem_id);
+    afxdp_show_fast_path(s, port);
     for (unsigned i = 0; i < info.n_queues; i++) {
         struct afxdp_queue *q = afxdp_dev_queue(port->core, i);
         struct afxdp_frame_counts f;
@@ -1020,6 +1227,7 @@ netdev_afxdp_init(void)
     /* Called once per class (afxdp and afxdp-nonpmd). */
     if (ovsthread_once_start(&once)) {
         afxdp_set_log_handler(core_log, AFXDP_LOG_DBG);
+        netdev_offload_afxdp_register();
         unixctl_command_register("afxdp/show", "[port]", 0, 1,
                                  afxdp_unixctl_show, NULL);
         unixctl_command_register("afxdp/frames", "port", 1, 1,

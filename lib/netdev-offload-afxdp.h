@@ -1,0 +1,82 @@
+/*
+ * ovs-afxdp: OVS's flow offload for afxdp ports, the XDP fast path
+ * (Documentation/xdp-fast-path.rst).
+ *
+ * lib/netdev-offload-afxdp.c provides the flow offload API of the OVS it
+ * is built into: the netdev flow API (OVS 3.1 to 3.6), or a dpif-offload
+ * provider class (3.7 on).  It translates each megaflow dpif-netdev
+ * offloads (struct match and netlink actions) for the core, keeps what it
+ * was given so that a port reopened gets its flows again, and follows the
+ * redirect targets.  lib/netdev-afxdp.c owns the ports and their cores;
+ * the two talk through the calls below.
+ */
+#ifndef NETDEV_OFFLOAD_AFXDP_H
+#define NETDEV_OFFLOAD_AFXDP_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "afxdp.h"
+#include "openvswitch/types.h"
+
+struct ds;
+struct netdev;
+struct smap;
+
+/* --- lib/netdev-offload-afxdp.c, for netdev-afxdp.c. --- */
+
+/* Registers our flow API with OVS; once, before the first port joins a
+ * datapath. */
+void netdev_offload_afxdp_register(void);
+
+/* True if OVS has flow offload on (other_config:hw-offload) and this OVS
+ * has the API our provider implements: ports then open with the fast
+ * path.  False with the reason in '*why' (may be NULL). */
+bool netdev_offload_afxdp_enabled(const char **why);
+
+/* 'netdev' opened with the fast path, its maps empty: puts again every
+ * flow OVS gave it.  Called with no lock held. */
+void netdev_offload_afxdp_port_opened(struct netdev *netdev);
+
+/* 'netdev' is being destroyed: forgets its flows and withdraws it as a
+ * redirect target from every other port. */
+void netdev_offload_afxdp_port_destroyed(const struct netdev *netdev);
+
+/* The redirect targets of 'netdev''s flows and whether each takes XDP
+ * frames now, for status and afxdp/show. */
+void netdev_offload_afxdp_get_targets(const struct netdev *netdev,
+                                      struct ds *out);
+
+/* --- lib/netdev-afxdp.c, for netdev-offload-afxdp.c.  Each returns
+ * EOPNOTSUPP if 'netdev' is not an afxdp port running the fast path. --- */
+
+/* True if 'netdev' is one of our ports (type afxdp or afxdp-nonpmd). */
+bool netdev_afxdp_is_afxdp(const struct netdev *netdev);
+
+/* OVS turned offload on for 'netdev': reopens it with the fast path if
+ * it runs without. */
+void netdev_afxdp_offload_changed(struct netdev *netdev);
+
+/* True if 'netdev' hands OVS the marks of partially offloaded flows.
+ * dpif-netdev computes no hash for a packet it takes by its mark, and one
+ * computed later (the hash action, select groups) differs from the one
+ * its other packets got: a mark is used only with the driver's RX hash
+ * (status:rx_hash), and elsewhere such a packet goes through OVS's
+ * classifier like any other. */
+bool netdev_afxdp_takes_marks(const struct netdev *netdev);
+
+/* afxdp_dev_flow_put(), _del(), _stats() and afxdp_dev_fast_path_target()
+ * on the port's core. */
+int netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
+                          const struct afxdp_flow_match *match,
+                          const struct afxdp_flow_action *actions,
+                          size_t n_actions, uint32_t mark,
+                          enum afxdp_offload_refusal *refusal);
+int netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid);
+int netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
+                            struct afxdp_flow_stats *stats);
+int netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,
+                                  bool add);
+
+#endif /* netdev-offload-afxdp.h */
