@@ -82,6 +82,7 @@ struct afxdp_port {
     bool rx_hash;                   /* The open gave the driver's RX hash
                                      * (afxdp_dev_info.rx_hash). */
     char *open_error;               /* Why the last open failed, or NULL. */
+    int open_errno;                 /* Its errno, or 0. */
     char *config_error;             /* Last rejected option, or NULL. */
 };
 
@@ -350,6 +351,26 @@ afxdp_umem_peers_changed(const struct netdev *netdev, uint32_t umem_id)
     }
 }
 
+/* A port refused because another port of ours had interface 'ifindex'
+ * (EBUSY) opens once that one lets it go: the other was a port on its way
+ * out (a type change, a rename), or a second port on one interface whose
+ * first port has now gone. */
+static void
+afxdp_wake_waiters(int ifindex)
+    OVS_REQUIRES(afxdp_ports_mutex)
+{
+    struct afxdp_port *port;
+
+    HMAP_FOR_EACH (port, node, &afxdp_ports) {
+        if (!port->core && port->open_errno == EBUSY
+            && port->ifindex == ifindex) {
+            VLOG_INFO("%s: the port that had the interface let it go: "
+                      "opening it.", netdev_get_name(port->netdev));
+            netdev_request_reconfigure(port->netdev);
+        }
+    }
+}
+
 /* Closes the port's sockets and detaches our XDP program.  Frames OVS
  * still holds stay valid until freed. */
 static void
@@ -373,6 +394,7 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
         afxdp_dev_close(port->core);
         port->core = NULL;
         afxdp_umem_peers_changed(&dev->up, info.umem_id);
+        afxdp_wake_waiters(port->ifindex);
     }
     if (dev->tx_locks) {
         for (int i = 0; i < n_txq; i++) {
@@ -408,6 +430,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
 
     free(port->open_error);
     port->open_error = NULL;
+    port->open_errno = 0;
     port->ifindex = ifindex;
     port->configured_once = true;
     port->warned_prog_gone = false;
@@ -416,6 +439,7 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     if (error) {
         VLOG_ERR("%s", err);
         port->open_error = xstrdup(err);
+        port->open_errno = error;
         return error;
     }
 
@@ -870,6 +894,28 @@ netdev_afxdp_is_afxdp(const struct netdev *netdev)
     const char *type = netdev_get_type(netdev);
 
     return !strcmp(type, "afxdp") || !strcmp(type, "afxdp-nonpmd");
+}
+
+void
+netdev_afxdp_datapath_released(struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+    struct afxdp_port *port;
+    bool was_open;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    ovs_mutex_lock(&dev->mutex);
+    port = afxdp_port_lookup(netdev);
+    was_open = port && port->core;
+    if (was_open) {
+        afxdp_port_close(dev, port);
+    }
+    ovs_mutex_unlock(&dev->mutex);
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    if (was_open) {
+        /* Should a datapath take it again, it opens again. */
+        netdev_request_reconfigure(netdev);
+    }
 }
 
 void

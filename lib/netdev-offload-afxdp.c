@@ -1051,6 +1051,9 @@ afxdp_offload_port_del(struct dpif_offload *offload, odp_port_t port_no)
         if (dpif_offload_enabled()) {
             dpif_offload_set_netdev_offload(port->netdev, NULL);
         }
+        /* dpif-netdev polls and sends on it no more, and we hold it past
+         * the grace period: let the interface go now. */
+        netdev_afxdp_datapath_released(port->netdev);
         ovsrcu_postpone(afxdp_offload_port_free, port);
     }
     return 0;

@@ -57,6 +57,11 @@ bool netdev_afxdp_is_afxdp(const struct netdev *netdev);
 /* OVS turned offload on for 'netdev': reopens it with the fast path if
  * it runs without. */
 void netdev_afxdp_offload_changed(struct netdev *netdev);
+/* The datapath has removed 'netdev' (OVS 3.7 and later tell its offload
+ * provider, which holds the netdev until an RCU grace period has passed):
+ * its sockets and program go now, so that a port replacing it on the same
+ * interface (a type change) can open at once. */
+void netdev_afxdp_datapath_released(struct netdev *netdev);
 
 /* True if 'netdev' hands OVS the marks of partially offloaded flows.
  * dpif-netdev computes no hash for a packet it takes by its mark, and one
