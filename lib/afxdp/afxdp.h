@@ -660,6 +660,18 @@ const char *afxdp_offload_refusal_name(enum afxdp_offload_refusal)
 const char *afxdp_offload_refusal_text(enum afxdp_offload_refusal)
     AFXDP_NOEXCEPT;
 
+/* What the fast path would make of a megaflow, with no device: one line
+ * into 'buf' ('size' bytes, NUL-terminated, cut if longer) with the
+ * fields its masked key holds and what XDP does, for example
+ *   "dl_type=0x800 nw_dst=10.0.0.2 -> redirect(ifindex=5,pop_vlan)"
+ *   "dl_type=0x800 -> ovs(action: ct)"          (partial offload)
+ *   "-> userspace(match_field: ct_state)"       (not put at all)
+ * and returns the refusal, AFXDP_REFUSED_N if XDP executes it whole.  For
+ * tests of a shim's translation and for diagnostics. */
+enum afxdp_offload_refusal afxdp_flow_describe(
+    const struct afxdp_flow_match *, const struct afxdp_flow_action *,
+    size_t n_actions, char *buf, size_t size) AFXDP_NOEXCEPT;
+
 /* What the fast path's XDP program did with each packet: exactly one of
  * these per packet, except that a packet handed to OVS with its flow's
  * mark counts as 'marked' only if a socket took it.  A hit XDP does not

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "afxdp.h"
@@ -76,6 +77,14 @@ struct Translation {
 
 Translation translate(const afxdp_flow_match &, const afxdp_flow_action *,
                       size_t n_actions, uint32_t mark);
+
+// The translation as the program's maps hold it, in one line: the masked
+// key's fields that the mask touches (value, and "/mask" where the mask
+// is not the whole field), then what XDP does:
+//   "dl_type=0x800 nw_dst=10.0.0.2 -> redirect(ifindex=5,pop_vlan)"
+//   "dl_type=0x800 -> ovs(action: ct)"         (partial offload)
+//   "-> userspace(match_field: ct_state)"      (not in the maps)
+std::string describe(const Translation &);
 
 // The flows of one port, as the XDP program's maps hold them: each flow
 // in one of kMaxMasks mask slots (shared by the flows with that mask) and

@@ -400,3 +400,47 @@ TEST(Flow, EveryRefusalHasANameAndASentence)
     }
     EXPECT_STREQ(afxdp_offload_refusal_name(AFXDP_REFUSED_N), "none");
 }
+
+// describe() shows the key as the maps hold it (masked: only what the
+// mask touches, a partial mask after '/') and what XDP does with it.
+TEST(Flow, DescribeShowsTheMaskedKeyAndTheVerdict)
+{
+    afxdp_flow_match m = l2_match(10);
+    m.key.nw_ttl = 64;                        // Not in the mask: not shown.
+    const uint8_t dst[4] = {10, 0, 0, 2}, prefix[4] = {255, 255, 255, 0};
+    std::memcpy(m.key.nw_dst, dst, 4);
+    std::memcpy(m.mask.nw_dst, prefix, 4);
+    EXPECT_EQ(afxdp::describe(run(m, {simple(AFXDP_ACTION_POP_VLAN),
+                                      output(5)})),
+              "dl_dst=02:00:00:00:00:02 dl_type=0x800 vlan_tci=0x100a/0x1fff "
+              "nw_dst=10.0.0.0/255.255.255.0 -> redirect(ifindex=5,pop_vlan)");
+    EXPECT_EQ(afxdp::describe(run(l2_match(), {simple(AFXDP_ACTION_DROP)})),
+              "dl_dst=02:00:00:00:00:02 dl_type=0x800 vlan_tci=0/0x1fff "
+              "-> drop");
+    EXPECT_EQ(afxdp::describe(run(l2_match(), {set_dst(9), output(5)})),
+              "dl_dst=02:00:00:00:00:02 dl_type=0x800 vlan_tci=0/0x1fff "
+              "-> redirect(ifindex=5,eth_dst=02:aa:00:00:00:09)");
+    EXPECT_EQ(afxdp::describe(run(l2_match(),
+                                  {simple(AFXDP_ACTION_OTHER, "ct")})),
+              "dl_dst=02:00:00:00:00:02 dl_type=0x800 vlan_tci=0/0x1fff "
+              "-> ovs(action: ct)");
+}
+
+TEST(Flow, DescribeThroughTheCApiReturnsTheRefusalAndCutsSafely)
+{
+    afxdp_flow_match m = l2_match();
+    afxdp_flow_action out = output(5, false);
+    char buf[256];
+    EXPECT_EQ(afxdp_flow_describe(&m, &out, 1, buf, sizeof buf),
+              AFXDP_REFUSED_output_target);
+    EXPECT_STREQ(buf, "dl_dst=02:00:00:00:00:02 dl_type=0x800 "
+                      "vlan_tci=0/0x1fff -> ovs(output_target: p)");
+    out = output(5);
+    EXPECT_EQ(afxdp_flow_describe(&m, &out, 1, buf, sizeof buf),
+              AFXDP_REFUSED_N);
+    char tiny[8];
+    std::memset(tiny, 'x', sizeof tiny);
+    afxdp_flow_describe(&m, &out, 1, tiny, sizeof tiny);
+    EXPECT_STREQ(tiny, "dl_dst=");
+    EXPECT_EQ(afxdp_flow_describe(&m, &out, 1, nullptr, 0), AFXDP_REFUSED_N);
+}
