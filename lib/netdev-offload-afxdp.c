@@ -197,8 +197,9 @@ unparsed_field_name(const struct match *match, const struct flow *rest)
  * (Ethernet), and for what the program punts (a second VLAN tag, MPLS,
  * NSH, IPv6 neighbour discovery).  IGMP's group is the one field a packet
  * can have that the key lacks: any mask on it keeps the flow out. */
-static void
-afxdp_match_from_ovs(const struct match *match, struct afxdp_flow_match *m)
+void
+netdev_offload_afxdp_match(const struct match *match,
+                           struct afxdp_flow_match *m)
 {
     const struct flow *f = &match->flow, *mask = &match->wc.masks;
     struct flow rest = *mask;
@@ -281,27 +282,22 @@ odp_action_name(unsigned type)
                                                    : "an unknown action";
 }
 
-static struct netdev *output_netdev(const struct offloaded_flow *,
-                                    odp_port_t);
-
-/* An output of 'f' to datapath port 'port_no'. */
+/* An output to datapath port 'port_no'. */
 static void
-output_from_ovs(const struct offloaded_flow *f, odp_port_t port_no,
-                struct afxdp_flow_action *a)
+output_from_ovs(odp_port_t port_no, netdev_offload_afxdp_port_func *port,
+                const void *aux, struct afxdp_flow_action *a)
 {
-    struct netdev *out = output_netdev(f, port_no);
+    struct netdev_offload_afxdp_port out;
 
-    if (!out) {
+    if (!port(aux, port_no, &out)) {
         a->type = AFXDP_ACTION_OTHER;
         a->other = "output to a port the datapath does not know";
         return;
     }
     a->type = AFXDP_ACTION_OUTPUT;
-    a->output.ifindex = netdev_get_ifindex(out);
-    a->output.name = netdev_get_name(out);   /* Lives as long as a port. */
-    a->output.xdp_target = netdev_afxdp_is_afxdp(out)
-                           && a->output.ifindex > 0;
-    netdev_close(out);
+    a->output.ifindex = out.ifindex;
+    a->output.name = out.name;
+    a->output.xdp_target = out.afxdp && out.ifindex > 0;
 }
 
 /* A set or masked set of the Ethernet addresses; anything else set is
@@ -313,6 +309,13 @@ set_from_ovs(const struct nlattr *set, bool masked,
     const struct nlattr *key = nl_attr_get(set);
     const struct ovs_key_ethernet *eth, *eth_mask;
 
+    if (nl_attr_get_size(set) < NLA_HDRLEN
+        || key->nla_len < NLA_HDRLEN
+        || key->nla_len > nl_attr_get_size(set)) {
+        a->type = AFXDP_ACTION_OTHER;
+        a->other = "a malformed set action";
+        return;
+    }
     if (nl_attr_type(key) != OVS_KEY_ATTR_ETHERNET
         || nl_attr_get_size(key) != (masked ? 2 : 1) * sizeof *eth) {
         a->type = AFXDP_ACTION_OTHER;
@@ -333,19 +336,22 @@ set_from_ovs(const struct nlattr *set, bool masked,
     }
 }
 
-/* The netlink actions of 'f' as the core's, into 'out' (room for 'max'); returns
- * how many.  More actions than room: the last one is OTHER, which keeps
- * the flow from running whole in XDP. */
-static size_t
-afxdp_actions_from_ovs(const struct offloaded_flow *f,
-                       struct afxdp_flow_action *out, size_t max)
+size_t
+netdev_offload_afxdp_actions(const struct nlattr *actions, size_t len,
+                             netdev_offload_afxdp_port_func *port,
+                             const void *aux,
+                             struct afxdp_flow_action *out, size_t max)
 {
     const struct nlattr *nla;
     size_t left, n = 0;
 
-    NL_ATTR_FOR_EACH (nla, left, f->actions, f->actions_len) {
-        struct afxdp_flow_action *a = &out[MIN(n, max - 1)];
+    if (!max) {
+        return 0;
+    }
+    NL_ATTR_FOR_EACH (nla, left, actions, len) {
         unsigned type = nl_attr_type(nla);
+        size_t size = nl_attr_get_size(nla);
+        struct afxdp_flow_action *a;
 
         if (n == max) {
             a = &out[max - 1];
@@ -354,10 +360,20 @@ afxdp_actions_from_ovs(const struct offloaded_flow *f,
             a->other = "more actions than the fast path looks at";
             return max;
         }
+        a = &out[n++];
         memset(a, 0, sizeof *a);
+        /* dpif-netdev's actions are well formed; a put through dpctl is
+         * checked here all the same. */
+        if ((type == OVS_ACTION_ATTR_OUTPUT && size != sizeof(odp_port_t))
+            || (type == OVS_ACTION_ATTR_PUSH_VLAN
+                && size != sizeof(struct ovs_action_push_vlan))) {
+            a->type = AFXDP_ACTION_OTHER;
+            a->other = "a malformed action";
+            continue;
+        }
         switch (type) {
         case OVS_ACTION_ATTR_OUTPUT:
-            output_from_ovs(f, nl_attr_get_odp_port(nla), a);
+            output_from_ovs(nl_attr_get_odp_port(nla), port, aux, a);
             break;
         case OVS_ACTION_ATTR_PUSH_VLAN: {
             const struct ovs_action_push_vlan *v = nl_attr_get(nla);
@@ -382,7 +398,15 @@ afxdp_actions_from_ovs(const struct offloaded_flow *f,
             a->other = odp_action_name(type);
             break;
         }
-        n++;
+    }
+    if (left) {
+        /* Bytes no attribute accounts for: actions unread are actions
+         * not executed. */
+        struct afxdp_flow_action *a = &out[n < max ? n++ : max - 1];
+
+        memset(a, 0, sizeof *a);
+        a->type = AFXDP_ACTION_OTHER;
+        a->other = "a malformed action";
     }
     return n;
 }
@@ -488,6 +512,27 @@ target_free(struct redirect_target *t)
  * executed in XDP anyway (one output, a VLAN change, Ethernet rewrites). */
 #define MAX_ACTIONS 16
 
+static struct netdev *output_netdev(const struct offloaded_flow *,
+                                    odp_port_t);
+
+/* netdev_offload_afxdp_port_func for the outputs of flow 'f_': the
+ * datapath's port, if it is one the in_port's datapath knows. */
+static bool
+flow_output_port(const void *f_, odp_port_t port_no,
+                 struct netdev_offload_afxdp_port *p)
+{
+    struct netdev *out = output_netdev(f_, port_no);
+
+    if (!out) {
+        return false;
+    }
+    p->ifindex = netdev_get_ifindex(out);
+    p->name = netdev_get_name(out);   /* Lives as long as the port. */
+    p->afxdp = netdev_afxdp_is_afxdp(out);
+    netdev_close(out);
+    return true;
+}
+
 /* Puts 'f' into its port's fast path.  Returns 0 (executed whole, or
  * partially offloaded: its packets reach OVS with its mark) or an errno. */
 static int
@@ -499,8 +544,10 @@ flow_install(struct offloaded_flow *f)
     size_t n;
     int error;
 
-    afxdp_match_from_ovs(&f->match, &m);
-    n = afxdp_actions_from_ovs(f, actions, ARRAY_SIZE(actions));
+    netdev_offload_afxdp_match(&f->match, &m);
+    n = netdev_offload_afxdp_actions(f->actions, f->actions_len,
+                                     flow_output_port, f,
+                                     actions, ARRAY_SIZE(actions));
     targets_add(f->netdev, actions, n);
     error = netdev_afxdp_flow_put(f->netdev, &f->ufid, &m, actions, n,
                                   f->mark, &f->refusal);

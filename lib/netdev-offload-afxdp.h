@@ -21,7 +21,9 @@
 #include "openvswitch/types.h"
 
 struct ds;
+struct match;
 struct netdev;
+struct nlattr;
 struct smap;
 
 /* --- lib/netdev-offload-afxdp.c, for netdev-afxdp.c. --- */
@@ -47,6 +49,38 @@ void netdev_offload_afxdp_port_destroyed(const struct netdev *netdev);
  * frames now, for status and afxdp/show. */
 void netdev_offload_afxdp_get_targets(const struct netdev *netdev,
                                       struct ds *out);
+
+/* The translation of a megaflow for the core, which decides what XDP
+ * executes (afxdp_flow_describe() shows what it made of one).  Also for
+ * tests/test-afxdp-xlate.c, which needs no datapath.  Built only for an
+ * OVS with a flow offload API our provider implements. */
+
+/* 'match' as the core's: the fields the key holds; a mask on any other
+ * field that is not zero on every packet the XDP program looks up names
+ * that field in 'm->unparsed_field'. */
+void netdev_offload_afxdp_match(const struct match *match,
+                                struct afxdp_flow_match *m);
+
+/* A datapath port that an output action names. */
+struct netdev_offload_afxdp_port {
+    int ifindex;
+    const char *name;        /* Must outlive the translated actions. */
+    bool afxdp;              /* One of our ports (it may take redirects). */
+};
+/* Fills '*p' for datapath port 'port_no'; false if there is none. */
+typedef bool netdev_offload_afxdp_port_func(const void *aux,
+                                            odp_port_t port_no,
+                                            struct netdev_offload_afxdp_port *p);
+
+/* Netlink datapath actions 'actions' ('len' bytes) as the core's, into
+ * 'out' (room for 'max'); returns how many.  An action the core has no
+ * type for is AFXDP_ACTION_OTHER with its name; more actions than room
+ * makes the last one OTHER, which keeps the flow out of XDP. */
+size_t netdev_offload_afxdp_actions(const struct nlattr *actions, size_t len,
+                                    netdev_offload_afxdp_port_func *port,
+                                    const void *aux,
+                                    struct afxdp_flow_action *out,
+                                    size_t max);
 
 /* --- lib/netdev-afxdp.c, for netdev-offload-afxdp.c.  Each returns
  * EOPNOTSUPP if 'netdev' is not an afxdp port running the fast path. --- */
