@@ -232,6 +232,30 @@ netdev_offload_afxdp_match(const struct match *match,
     /* The device the flow is put on is its in_port. */
     memset(&rest.in_port, 0, sizeof rest.in_port);
 
+    /* Where the key's network fields come from depends on the packet's
+     * type: an IPv6 packet's addresses fill nw_src and nw_dst, where OVS
+     * has them in ipv6_src and ipv6_dst and zeros in nw_src and nw_dst.
+     * So a mask on any of them needs the type exact (OVS's megaflows
+     * always have it so). */
+    if (mask->dl_type != OVS_BE16_MAX) {
+        const uint8_t *l3 = (const uint8_t *) &m->mask;
+        size_t end = offsetof(struct afxdp_flow_key, vlan_tpid);
+
+        for (size_t i = offsetof(struct afxdp_flow_key, nw_src); i < end;
+             i++) {
+            if (l3[i]) {
+                m->unparsed_field = "network fields without an exact "
+                                    "eth_type";
+                return;
+            }
+        }
+        if (!ipv6_mask_is_any(&mask->ipv6_src)
+            || !ipv6_mask_is_any(&mask->ipv6_dst)) {
+            m->unparsed_field = "network fields without an exact eth_type";
+            return;
+        }
+    }
+
     if (rest.igmp_group_ip4) {
         m->unparsed_field = "igmp_group_ip4";
         return;

@@ -57,7 +57,8 @@ void netdev_offload_afxdp_get_targets(const struct netdev *netdev,
 
 /* 'match' as the core's: the fields the key holds; a mask on any other
  * field that is not zero on every packet the XDP program looks up names
- * that field in 'm->unparsed_field'. */
+ * that field in 'm->unparsed_field', and so does a mask on network fields
+ * without an exact eth_type. */
 void netdev_offload_afxdp_match(const struct match *match,
                                 struct afxdp_flow_match *m);
 

@@ -12,7 +12,18 @@
  * one line: what lib/netdev-offload-afxdp.c and the core make of it
  * (afxdp_flow_describe()).  Empty lines and lines starting with '#' are
  * copied as they are, so the output reads against the input.
- * tests/afxdp-offload.at runs it.
+ *
+ *   ovstest test-afxdp-xlate --random N [SEED]
+ *
+ * checks the match translation on N random megaflows against a random
+ * packet each: OVS's verdict (the packet's flow, as flow_extract() makes
+ * it from the bytes flow_compose() wrote, equal to the megaflow's under
+ * its mask, over all of struct flow) must be XDP's (the packet's key
+ * equal to the flow's key under the key's mask), wherever the shim takes
+ * the flow.  It prints how many it took, and how many of those hit and
+ * missed; at the first disagreement it prints both and exits 1.
+ *
+ * tests/afxdp-offload.at runs both.
  */
 #include <config.h>
 
@@ -21,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp-packet.h"
+#include "flow.h"
 #include "netdev-afxdp-ovs.h"
 #include "netdev-offload-afxdp.h"
 #include "odp-util.h"
@@ -28,6 +41,8 @@
 #include "openvswitch/match.h"
 #include "openvswitch/ofpbuf.h"
 #include "ovstest.h"
+#include "packets.h"
+#include "random.h"
 #include "util.h"
 
 #if OVS_AFXDP_NETDEV_FLOW_API || OVS_AFXDP_DPIF_OFFLOAD
@@ -135,6 +150,227 @@ out:
     ofpbuf_uninit(&actions);
 }
 
+/* --random: packets and megaflows. */
+
+static uint32_t
+pick(uint32_t n)
+{
+    return random_uint32() % n;
+}
+
+/* A packet's flow before flow_compose(): Ethernet with none or one VLAN
+ * tag; IPv4 (TCP, UDP, ICMP, IGMP, GRE), IPv6 (TCP, UDP, ICMPv6 echo) or
+ * ARP; values from small sets, so that random megaflows match them. */
+static void
+random_packet_flow(struct flow *f)
+{
+    static const uint8_t macs[][6] = {
+        { 0x50, 0x54, 0, 0, 0, 1 }, { 0x50, 0x54, 0, 0, 0, 2 },
+        { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+    };
+    static const uint8_t ip4_protos[] = { IPPROTO_TCP, IPPROTO_UDP,
+                                          IPPROTO_ICMP, IPPROTO_IGMP, 47 };
+    static const uint8_t ip6_protos[] = { IPPROTO_TCP, IPPROTO_UDP,
+                                          IPPROTO_ICMPV6 };
+    static const uint16_t ports[] = { 80, 443, 1234 };
+    static const uint8_t frags[] = { 0, 0, 0, FLOW_NW_FRAG_ANY,
+                                     FLOW_NW_FRAG_ANY | FLOW_NW_FRAG_LATER };
+
+    memset(f, 0, sizeof *f);
+    f->in_port.odp_port = u32_to_odp(1);
+    f->packet_type = htonl(PT_ETH);
+    memcpy(&f->dl_src, macs[pick(2)], ETH_ADDR_LEN);
+    memcpy(&f->dl_dst, macs[pick(3)], ETH_ADDR_LEN);
+    if (pick(3) == 0) {
+        f->vlans[0].tpid = htons(pick(4) ? ETH_TYPE_VLAN_8021Q
+                                         : ETH_TYPE_VLAN_8021AD);
+        f->vlans[0].tci = htons(VLAN_CFI | (pick(3) << 13) | (1 + pick(2)));
+    }
+    switch (pick(3)) {
+    case 0:
+        f->dl_type = htons(ETH_TYPE_IP);
+        f->nw_src = htonl(0x0a000001 + pick(2));
+        f->nw_dst = htonl(0x0a000001 + pick(3) * 0x100);
+        f->nw_proto = ip4_protos[pick(ARRAY_SIZE(ip4_protos))];
+        f->nw_frag = frags[pick(ARRAY_SIZE(frags))];
+        break;
+    case 1:
+        f->dl_type = htons(ETH_TYPE_IPV6);
+        f->ipv6_src.s6_addr[0] = 0xfd;
+        f->ipv6_src.s6_addr[15] = 1 + pick(2);
+        f->ipv6_dst.s6_addr[0] = 0xfd;
+        f->ipv6_dst.s6_addr[1] = pick(2);
+        f->ipv6_dst.s6_addr[15] = 1 + pick(2);
+        f->ipv6_label = htonl(pick(2));
+        f->nw_proto = ip6_protos[pick(ARRAY_SIZE(ip6_protos))];
+        break;
+    default:
+        f->dl_type = htons(ETH_TYPE_ARP);
+        f->nw_src = htonl(0x0a000001 + pick(2));
+        f->nw_dst = htonl(0x0a000001 + pick(2));
+        f->nw_proto = 1 + pick(2);
+        memcpy(&f->arp_sha, macs[pick(2)], ETH_ADDR_LEN);
+        memcpy(&f->arp_tha, macs[pick(3)], ETH_ADDR_LEN);
+        return;
+    }
+    f->nw_ttl = pick(2) ? 64 : 1;
+    f->nw_tos = pick(2) ? 0 : 0x10;
+    if (f->nw_proto == IPPROTO_TCP || f->nw_proto == IPPROTO_UDP) {
+        f->tp_src = htons(ports[pick(ARRAY_SIZE(ports))]);
+        f->tp_dst = htons(ports[pick(ARRAY_SIZE(ports))]);
+        if (f->nw_proto == IPPROTO_TCP) {
+            f->tcp_flags = htons(pick(2) ? TCP_SYN : TCP_ACK);
+        }
+    } else if (f->nw_proto == IPPROTO_ICMP) {
+        f->tp_src = htons(pick(2) ? ICMP4_ECHO_REQUEST : ICMP4_ECHO_REPLY);
+    } else if (f->nw_proto == IPPROTO_ICMPV6) {
+        f->tp_src = htons(pick(2) ? ICMP6_ECHO_REQUEST : ICMP6_ECHO_REPLY);
+    } else if (f->nw_proto == IPPROTO_IGMP) {
+        f->tp_src = htons(0x16);
+        f->igmp_group_ip4 = htonl(0xe0000001 + pick(2));
+    }
+}
+
+/* What OVS's datapath sees of the packet 'f' describes: its bytes, parsed
+ * again. */
+static void
+packet_flow(const struct flow *f, struct flow *seen)
+{
+    struct dp_packet *packet = dp_packet_new(0);
+
+    flow_compose(packet, f, NULL, 0);
+    pkt_metadata_init(&packet->md, f->in_port.odp_port);
+    flow_extract(packet, seen);
+    dp_packet_delete(packet);
+}
+
+/* The fields a megaflow's mask may touch, each masked whole, not at all,
+ * or at random; dl_type is almost always exact, as OVS makes it. */
+static void
+random_mask(struct flow_wildcards *wc)
+{
+#define FIELD(F) { offsetof(struct flow, F), sizeof ((struct flow *) 0)->F }
+    static const struct { size_t ofs, len; } fields[] = {
+        FIELD(dl_dst), FIELD(dl_src), FIELD(vlans[0]), FIELD(vlans[1]),
+        FIELD(nw_src), FIELD(nw_dst), FIELD(ipv6_src), FIELD(ipv6_dst),
+        FIELD(ipv6_label), FIELD(nw_proto), FIELD(nw_tos), FIELD(nw_ttl),
+        FIELD(nw_frag), FIELD(tp_src), FIELD(tp_dst), FIELD(arp_sha),
+        FIELD(arp_tha), FIELD(tcp_flags), FIELD(igmp_group_ip4),
+        FIELD(nd_target), FIELD(mpls_lse[0]), FIELD(recirc_id),
+        FIELD(pkt_mark),
+    };
+#undef FIELD
+    uint8_t *mask = (uint8_t *) &wc->masks;
+
+    flow_wildcards_init_catchall(wc);
+    for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+        uint32_t how = pick(8);
+
+        for (size_t j = 0; j < fields[i].len; j++) {
+            mask[fields[i].ofs + j] = how < 4 ? 0
+                                      : how < 7 ? 0xff : random_uint8();
+        }
+    }
+    wc->masks.dl_type = pick(16) ? OVS_BE16_MAX : 0;
+    wc->masks.in_port.odp_port = u32_to_odp(UINT32_MAX);
+}
+
+static bool
+flow_hit(const struct flow *packet, const struct match *m)
+{
+    const uint8_t *p = (const uint8_t *) packet;
+    const uint8_t *f = (const uint8_t *) &m->flow;
+    const uint8_t *w = (const uint8_t *) &m->wc.masks;
+
+    for (size_t i = 0; i < sizeof *packet; i++) {
+        if ((p[i] ^ f[i]) & w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+key_hit(const struct afxdp_flow_key *packet, const struct afxdp_flow_match *m)
+{
+    const uint8_t *p = (const uint8_t *) packet;
+    const uint8_t *k = (const uint8_t *) &m->key;
+    const uint8_t *w = (const uint8_t *) &m->mask;
+
+    for (size_t i = 0; i < sizeof *packet; i++) {
+        if ((p[i] ^ k[i]) & w[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void
+test_random(int n, uint32_t seed)
+{
+    int taken = 0, hits = 0, misses = 0;
+
+    random_set_seed(seed);
+    for (int i = 0; i < n; i++) {
+        struct flow packet, other, megaflow;
+        struct flow_wildcards wc;
+        struct afxdp_flow_match xm, xp;
+        struct match match, exact;
+
+        random_packet_flow(&other);
+        packet_flow(&other, &packet);
+        /* The megaflow: another packet's flow, or this one's with a byte
+         * of one of its first 192 changed; under a random mask. */
+        if (pick(2)) {
+            random_packet_flow(&other);
+            packet_flow(&other, &megaflow);
+        } else {
+            megaflow = packet;
+            ((uint8_t *) &megaflow)[pick(192)] ^= 1 << pick(8);
+        }
+        random_mask(&wc);
+        match_init(&match, &megaflow, &wc);
+        netdev_offload_afxdp_match(&match, &xm);
+        if (xm.unparsed_field) {
+            continue;
+        }
+        taken++;
+
+        /* The packet's key: its flow's fields where the key has them, as
+         * the XDP program's parser fills them (tests/unit/test-fastpath.cc
+         * checks the parser against OVS's). */
+        memset(&wc.masks, 0xff, sizeof wc.masks);
+        match_init(&exact, &packet, &wc);
+        netdev_offload_afxdp_match(&exact, &xp);
+
+        bool ovs = flow_hit(&packet, &match);
+        if (ovs != key_hit(&xp.key, &xm)) {
+            struct ds s = DS_EMPTY_INITIALIZER;
+            char buf[1024];
+
+            ds_put_format(&s, "flow %d of seed %"PRIu32": OVS %s, XDP %s\n",
+                          i, seed, ovs ? "hits" : "misses",
+                          ovs ? "misses" : "hits");
+            ds_put_cstr(&s, "packet: ");
+            flow_format(&s, &packet, NULL);
+            ds_put_cstr(&s, "\nmegaflow: ");
+            match_format(&match, NULL, &s, OFP_DEFAULT_PRIORITY);
+            afxdp_flow_describe(&xm, NULL, 0, buf, sizeof buf);
+            ds_put_format(&s, "\nin XDP: %s\n", buf);
+            fputs(ds_cstr(&s), stdout);
+            ds_destroy(&s);
+            exit(1);
+        }
+        if (ovs) {
+            hits++;
+        } else {
+            misses++;
+        }
+    }
+    printf("%d megaflows: %d taken, of which %d hit and %d missed, "
+           "as in OVS\n", n, taken, hits, misses);
+}
+
 static void
 test_afxdp_xlate_main(int argc, char *argv[])
 {
@@ -142,6 +378,14 @@ test_afxdp_xlate_main(int argc, char *argv[])
                                 0 };
     struct ds line = DS_EMPTY_INITIALIZER, out = DS_EMPTY_INITIALIZER;
 
+    if (argc > 1 && !strcmp(argv[1], "--random")) {
+        if (argc < 3 || argc > 4) {
+            ovs_fatal(0, "usage: test-afxdp-xlate --random N [SEED]");
+        }
+        test_random(atoi(argv[2]), argc > 3 ? strtoul(argv[3], NULL, 0) : 1);
+        free(ports.ports);
+        return;
+    }
     for (int i = 1; i < argc; i++) {
         test_port_parse(argv[i], &ports.ports[ports.n++]);
     }
