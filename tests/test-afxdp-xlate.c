@@ -50,6 +50,7 @@
 struct test_port {
     odp_port_t number;
     struct netdev_offload_afxdp_port port;
+    char *arg;                  /* A copy that 'port.name' points into. */
 };
 
 struct test_ports {
@@ -86,7 +87,8 @@ test_port_parse(const char *arg, struct test_port *tp)
         ovs_fatal(0, "%s: a port is NUMBER=NAME:IFINDEX[:afxdp]", arg);
     }
     tp->number = u32_to_odp(atoi(number));
-    tp->port.name = name;           /* 'copy' lives as long as the run. */
+    tp->port.name = name;
+    tp->arg = copy;
     tp->port.ifindex = atoi(ifindex);
     tp->port.afxdp = kind != NULL;
 }
@@ -402,6 +404,9 @@ test_afxdp_xlate_main(int argc, char *argv[])
     }
     ds_destroy(&line);
     ds_destroy(&out);
+    for (size_t i = 0; i < ports.n; i++) {
+        free(ports.ports[i].arg);
+    }
     free(ports.ports);
 }
 
