@@ -97,7 +97,7 @@ AC_DEFUN([AFXDP_CHECK_OVS_FEATURES], [
   rm -rf $afxdp_probe && mkdir $afxdp_probe
   afxdp_probe_files="configure.ac lib/netdev-linux.c lib/netdev-linux-private.h
     lib/dp-packet.h lib/netdev.c lib/dpif-offload-provider.h
-    lib/netdev-offload-provider.h"
+    lib/netdev-offload-provider.h lib/flow.h"
   if test $OVS_SOURCE_KIND = dir; then
     for f in $afxdp_probe_files; do
       if test -f "$OVS_SOURCE/$f"; then
@@ -175,6 +175,19 @@ lib/netdev-linux.c).])
   fi
   AC_MSG_RESULT([$afxdp_ovs_batches])
   AC_SUBST([OVS_AFXDP_BATCH_RESET])
+
+  dnl flow_compose() took a bad_csum argument in OVS 3.5 (for
+  dnl tests/test-afxdp-xlate.c, which writes packets from flows).
+  AC_MSG_CHECKING([whether OVS's flow_compose() takes bad_csum])
+  if AFXDP_OVS_GREP([lib/flow.h], [l7_len, bool bad_csum]); then
+    OVS_AFXDP_FLOW_COMPOSE_CSUM=1
+    afxdp_ovs_compose=yes
+  else
+    OVS_AFXDP_FLOW_COMPOSE_CSUM=0
+    afxdp_ovs_compose=no
+  fi
+  AC_MSG_RESULT([$afxdp_ovs_compose])
+  AC_SUBST([OVS_AFXDP_FLOW_COMPOSE_CSUM])
 
   dnl The flow offload API (for the XDP fast path): the netdev flow API
   dnl up to 3.6, dpif-offload provider classes from 3.7.

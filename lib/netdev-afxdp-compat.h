@@ -30,4 +30,14 @@ afxdp_batch_clear(struct dp_packet_batch *batch)
 #endif
 }
 
+/* Writes a packet from 'flow' into 'packet', with good checksums: OVS 3.5
+ * added flow_compose()'s 'bad_csum'.  Used by tests/test-afxdp-xlate.c;
+ * a macro, so that files without flow.h need not include it. */
+#if OVS_AFXDP_FLOW_COMPOSE_CSUM
+#define afxdp_flow_compose(PACKET, FLOW) \
+    flow_compose(PACKET, FLOW, NULL, 0, false)
+#else
+#define afxdp_flow_compose(PACKET, FLOW) flow_compose(PACKET, FLOW, NULL, 0)
+#endif
+
 #endif /* netdev-afxdp-compat.h */

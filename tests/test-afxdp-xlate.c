@@ -34,7 +34,7 @@
 
 #include "dp-packet.h"
 #include "flow.h"
-#include "netdev-afxdp-ovs.h"
+#include "netdev-afxdp-compat.h"
 #include "netdev-offload-afxdp.h"
 #include "odp-util.h"
 #include "openvswitch/dynamic-string.h"
@@ -240,7 +240,7 @@ packet_flow(const struct flow *f, struct flow *seen)
 {
     struct dp_packet *packet = dp_packet_new(0);
 
-    flow_compose(packet, f, NULL, 0);
+    afxdp_flow_compose(packet, f);
     pkt_metadata_init(&packet->md, f->in_port.odp_port);
     flow_extract(packet, seen);
     dp_packet_delete(packet);
