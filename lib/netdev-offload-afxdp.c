@@ -240,17 +240,14 @@ netdev_offload_afxdp_match(const struct match *match,
     if (mask->dl_type != OVS_BE16_MAX) {
         const uint8_t *l3 = (const uint8_t *) &m->mask;
         size_t end = offsetof(struct afxdp_flow_key, vlan_tpid);
+        bool masked = !ipv6_mask_is_any(&mask->ipv6_src)
+                      || !ipv6_mask_is_any(&mask->ipv6_dst);
 
-        for (size_t i = offsetof(struct afxdp_flow_key, nw_src); i < end;
-             i++) {
-            if (l3[i]) {
-                m->unparsed_field = "network fields without an exact "
-                                    "eth_type";
-                return;
-            }
+        for (size_t i = offsetof(struct afxdp_flow_key, nw_src);
+             i < end && !masked; i++) {
+            masked = l3[i] != 0;
         }
-        if (!ipv6_mask_is_any(&mask->ipv6_src)
-            || !ipv6_mask_is_any(&mask->ipv6_dst)) {
+        if (masked) {
             m->unparsed_field = "network fields without an exact eth_type";
             return;
         }
