@@ -19,7 +19,13 @@
 //       Attaches an XDP program to IFNAME that counts and drops every
 //       frame, waits SECONDS, and prints "received PACKETS SECONDS MPPS".
 //
-// Both need root (BPF) and a veth (or any device with XDP support).  They
+//   ovs-afxdp-pktgen redirect IN OUT SECONDS
+//       The benchmark's bare XDP forwarder: attaches to IN a program that
+//       redirects every frame to OUT through a one-slot devmap (no parsing,
+//       no lookup but the map's, no counting), waits SECONDS and detaches
+//       it.  The sink behind OUT counts what arrives.
+//
+// All need root (BPF) and a veth (or any device with XDP support).  They
 // run in whatever network namespace they are started in.
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -341,12 +347,60 @@ sink(const char *ifname, double seconds)
 }
 
 int
+redirect(const char *in, const char *out, double seconds)
+{
+    int in_ifindex = int(if_nametoindex(in));
+    if (!in_ifindex) {
+        return fail(in, errno);
+    }
+    uint32_t out_ifindex = if_nametoindex(out);
+    if (!out_ifindex) {
+        return fail(out, errno);
+    }
+    LIBBPF_OPTS(bpf_map_create_opts, mopts);
+    int map = bpf_map_create(BPF_MAP_TYPE_DEVMAP, "afxdp_redirect", 4, 4, 1,
+                             &mopts);
+    if (map < 0) {
+        return fail("creating the devmap", map);
+    }
+    uint32_t key = 0;
+    int err = bpf_map_update_elem(map, &key, &out_ifindex, BPF_ANY);
+    if (err) {
+        return fail("putting OUT in the devmap", err);
+    }
+    // return bpf_redirect_map(map, 0, XDP_DROP as the default).
+    const bpf_insn insns[] = {
+        {BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
+        {0, 0, 0, 0, 0},
+        {BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 0},
+        {BPF_ALU64 | BPF_MOV | BPF_K, 3, 0, 0, XDP_DROP},
+        {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect_map},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    int prog = load(insns, sizeof insns / sizeof insns[0], "afxdp_redirect");
+    if (prog < 0) {
+        return fail("loading the redirect program", prog);
+    }
+    err = bpf_xdp_attach(in_ifindex, prog, XDP_FLAGS_DRV_MODE, nullptr);
+    if (err) {
+        return fail("attaching the redirect program", err);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    bpf_xdp_detach(in_ifindex, XDP_FLAGS_DRV_MODE, nullptr);
+    std::printf("redirected %s -> %s for %.3f s\n", in, out, seconds);
+    close(prog);
+    close(map);
+    return 0;
+}
+
+int
 usage()
 {
     std::fprintf(stderr,
                  "usage: ovs-afxdp-pktgen gen IFNAME SECONDS [--size N] "
                  "[--flows N] [--dst-mac MAC] [--skb]\n"
-                 "       ovs-afxdp-pktgen sink IFNAME SECONDS\n");
+                 "       ovs-afxdp-pktgen sink IFNAME SECONDS\n"
+                 "       ovs-afxdp-pktgen redirect IN OUT SECONDS\n");
     return 2;
 }
 
@@ -355,6 +409,10 @@ usage()
 int
 main(int argc, char **argv)
 {
+    if (argc == 5 && std::string(argv[1]) == "redirect") {
+        double seconds = std::atof(argv[4]);
+        return seconds > 0 ? redirect(argv[2], argv[3], seconds) : usage();
+    }
     if (argc < 4) {
         return usage();
     }
