@@ -71,13 +71,14 @@ afxdp_packet_from_frame(struct afxdp_pool *pool,
         dp_packet_set_size(packet, frame->len);
     }
     if (frame->has_rx_hash) {
-        /* The driver's hash: dpif-netdev need not compute one. */
+        /* The driver's hash, or the fast path's own: dpif-netdev
+         * need not compute one. */
         dp_packet_set_rss_hash(packet, frame->rx_hash);
 #if OVS_AFXDP_NETDEV_FLOW_API || OVS_AFXDP_DPIF_OFFLOAD
         if (frame->has_flow_mark) {
             /* Partial offload: dpif-netdev takes the flow by its mark,
-             * with no parse and no lookup.  Only with the driver's hash:
-             * see netdev_afxdp_takes_marks(). */
+             * with no parse and no lookup.  Only with a hash: see
+             * netdev_afxdp_takes_marks(). */
             dp_packet_set_flow_mark(packet, frame->flow_mark);
         }
 #endif

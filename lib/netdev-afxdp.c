@@ -311,9 +311,7 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
                 smap_add(smap, "xdp_redirect_targets", ds_cstr(&targets));
             }
             ds_destroy(&targets);
-            smap_add(smap, "xdp_flow_marks",
-                     info.rx_hash ? "true"
-                     : "false: no RX hash from the driver (status:rx_hash)");
+            smap_add(smap, "xdp_flow_marks", "true");
         }
     } else if (port && port->open_error) {
         smap_add(smap, "afxdp_error", port->open_error);
@@ -955,7 +953,7 @@ netdev_afxdp_takes_marks(const struct netdev *netdev)
      * every partially offloaded flow. */
     ovs_mutex_lock(&afxdp_ports_mutex);
     port = afxdp_port_lookup(netdev);
-    takes = port && afxdp_offload_core(netdev) && port->rx_hash;
+    takes = port && afxdp_offload_core(netdev);
     ovs_mutex_unlock(&afxdp_ports_mutex);
     return takes;
 }

@@ -98,12 +98,13 @@ void netdev_afxdp_offload_changed(struct netdev *netdev);
  * interface (a type change) can open at once. */
 void netdev_afxdp_datapath_released(struct netdev *netdev);
 
-/* True if 'netdev' hands OVS the marks of partially offloaded flows.
- * dpif-netdev computes no hash for a packet it takes by its mark, and one
- * computed later (the hash action, select groups) differs from the one
- * its other packets got: a mark is used only with the driver's RX hash
- * (status:rx_hash), and elsewhere such a packet goes through OVS's
- * classifier like any other. */
+/* True if 'netdev' hands OVS the marks of partially offloaded flows: if
+ * it runs the fast path.  dpif-netdev computes no hash for a packet it
+ * takes by its mark, and one computed later (the hash action, select
+ * groups) would differ from the one its other packets got; so a mark goes
+ * to OVS only with a hash, and the fast path gives every packet it parses
+ * one: the driver's RX hash or, where the driver has none (generic mode,
+ * XDP frames on veth), its own over the packet's 5-tuple. */
 bool netdev_afxdp_takes_marks(const struct netdev *netdev);
 
 /* afxdp_dev_flow_put(), _del(), _stats() and afxdp_dev_fast_path_target()

@@ -329,8 +329,10 @@ struct afxdp_rx_frame {
                          * packet's length, and afxdp_rx_gather() copies it
                          * out.  0: a frame that continues the packet of an
                          * earlier entry ('len' is this frame's part). */
-    bool has_rx_hash;   /* The driver gave the packet an RSS hash (only
-                         * with afxdp_dev_info.rx_hash): */
+    bool has_rx_hash;   /* The packet has an RSS hash: the driver's (only
+                         * with afxdp_dev_info.rx_hash) or, where the
+                         * driver gave none, the fast path's own for every
+                         * packet it parsed: */
     uint32_t rx_hash;   /* ...this one. */
     bool has_flow_mark; /* The fast path found the packet's megaflow and
                          * could not execute it (partial offload): */
@@ -434,7 +436,8 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     /* Received packets dropped because they span more frames than one     \
      * afxdp_queue_recv() may return. */                                    \
     AFXDP_STAT(rx_dropped_too_many_frames)                                  \
-    /* Of rx_packets, packets that came with the driver's RSS hash. */      \
+    /* Of rx_packets, packets that came with an RSS hash: the driver's,    \
+     * or the fast path's own where the driver gave none. */                \
     AFXDP_STAT(rx_hash)                                                     \
     /* Of rx_packets, packets whose VLAN tag the driver had stripped and    \
      * our XDP program put back into the frame. */                          \

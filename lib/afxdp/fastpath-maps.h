@@ -91,7 +91,9 @@ struct afxdp_fp_stats {
  * The mark is there only with AFXDP_META_MARK. */
 #define AFXDP_META_MAGIC 0x0afd0000u
 #define AFXDP_META_MAGIC_MASK 0xffff0000u
-#define AFXDP_META_HASH (1u << 0)            /* 'hash' is the driver's. */
+#define AFXDP_META_HASH (1u << 0)            /* 'hash' is valid: the
+                                              * driver's or, from the fast
+                                              * path, its own. */
 #define AFXDP_META_VLAN_RESTORED (1u << 1)   /* Stripped tag put back. */
 #define AFXDP_META_VLAN_LOST (1u << 2)       /* Tag stripped, no room. */
 #define AFXDP_META_MARK (1u << 3)            /* A flow's mark in front. */

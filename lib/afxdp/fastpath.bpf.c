@@ -404,11 +404,53 @@ put_back_tag(struct xdp_md *ctx, const struct stripped_tag *tag)
     return 0;
 }
 
+/* One 32-bit word into a hash: MurmurHash3's steps. */
+static __always_inline __u32
+hash_word(__u32 h, __u32 w)
+{
+    w *= 0xcc9e2d51;
+    w = (w << 15) | (w >> 17);
+    w *= 0x1b873593;
+    h ^= w;
+    h = (h << 13) | (h >> 19);
+    return h * 5 + 0xe6546b64;
+}
+
+/* The fast path's own hash of a packet the driver gave none: over what
+ * every packet of one connection shares (addresses, protocol, L4 ports
+ * or ICMP type and code), as a NIC's RSS hash is.  dpif-netdev then uses
+ * it as it uses the driver's, for all of the flow's packets alike, and
+ * so can take a marked packet by its mark with no hash of its own to
+ * compute (see to_socket()). */
+static __always_inline __u32
+key_hash(const struct afxdp_flow_key *key)
+{
+    const __u32 *src = (const __u32 *) key->nw_src;
+    const __u32 *dst = (const __u32 *) key->nw_dst;
+    __u32 h = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        h = hash_word(h, src[i]);
+        h = hash_word(h, dst[i]);
+    }
+    h = hash_word(h, key->nw_proto);
+    h = hash_word(h, ((__u32) key->tp_src << 16) | key->tp_dst);
+    h ^= 40;
+    h ^= h >> 16;
+    h *= 0x85ebca6b;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35;
+    return h ^ (h >> 16);
+}
+
 /* Up to OVS through the queue's socket (to the kernel's stack if the
  * queue has none, as the plain program does), with 'mark' in front of the
  * packet if 'marked'.  A packet for the socket also gets what the plain
  * program with hints gives it: its stripped tag back in the frame, and
- * the driver's hash.  One for the stack stays as the driver gave it.
+ * the driver's hash, or, with none and a 'key' (NULL for a packet the
+ * parser punted), key_hash(): every packet of a flow then comes with a
+ * hash, and a mark is worth taking whatever the driver gives.  One for
+ * the stack stays as the driver gave it.
  *
  * Every packet for the socket gets metadata, marked or not: a frame's
  * headroom may hold an earlier packet's (one the kernel copied in and
@@ -416,7 +458,8 @@ put_back_tag(struct xdp_md *ctx, const struct stripped_tag *tag)
  * for this one's, mark included. */
 static __always_inline int
 to_socket(struct xdp_md *ctx, const int hinted,
-          const struct stripped_tag *tag, int marked, __u32 mark)
+          const struct stripped_tag *tag, const struct afxdp_flow_key *key,
+          int marked, __u32 mark)
 {
     int verdict = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
     if (verdict != XDP_REDIRECT) {
@@ -437,6 +480,10 @@ to_socket(struct xdp_md *ctx, const int hinted,
         } else {
             hash = 0;
         }
+    }
+    if (!(flags & AFXDP_META_HASH) && key) {
+        hash = key_hash(key);
+        flags |= AFXDP_META_HASH;
     }
     if (marked) {
         if (bpf_xdp_adjust_meta(ctx, -12)) {
@@ -604,12 +651,12 @@ fast_path(struct xdp_md *ctx, const int hinted)
     }
     if (parse_key(data, end, len, &tag, &key) != PARSED) {
         count(AFXDP_FP_punted);
-        return to_socket(ctx, hinted, &tag, 0, 0);
+        return to_socket(ctx, hinted, &tag, 0, 0, 0);
     }
     const struct afxdp_fp_action *a = lookup(&key);
     if (!a) {
         count(AFXDP_FP_missed);
-        return to_socket(ctx, hinted, &tag, 0, 0);
+        return to_socket(ctx, hinted, &tag, &key, 0, 0);
     }
     /* OVS's length of the packet: with the tag it sees. */
     const __u32 ovs_len = len + (tag.present ? 4 : 0);
@@ -624,22 +671,22 @@ fast_path(struct xdp_md *ctx, const int hinted)
          * those).  The redirect itself happens after we return. */
         if (len != (__u32) (end - data)) {
             count(AFXDP_FP_multi_buffer);
-            return to_socket(ctx, hinted, &tag, 0, 0);
+            return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
         if (bpf_redirect_map(&fp_ports, a->ifindex, XDP_PASS)
             != XDP_REDIRECT) {
             count(AFXDP_FP_redirect_failed);
-            return to_socket(ctx, hinted, &tag, 0, 0);
+            return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
         if (rewrite(ctx, a, &tag)) {
             count(AFXDP_FP_rewrite_failed);
-            return to_socket(ctx, hinted, &tag, 0, 0);
+            return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
         count_hit(a, ovs_len);
         count(AFXDP_FP_redirected);
         return XDP_REDIRECT;
     }
-    return to_socket(ctx, hinted, &tag, 1, a->mark);
+    return to_socket(ctx, hinted, &tag, &key, 1, a->mark);
 }
 
 /* The fast path with no packet hints: runs in any mode.  The kernel

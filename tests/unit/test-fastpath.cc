@@ -32,6 +32,7 @@
 #include "fastpath.hh"
 #include "flow.hh"
 #include "hints.hh"
+#include "key-hash.hh"
 #include "netns.hh"
 #include "tc-vlan.hh"
 
@@ -1082,9 +1083,10 @@ TEST_F(FastPathLookup, PartialOffloadHandsTheMarkToTheSocket)
     ASSERT_EQ(hit.data, 12u);
     uint32_t meta[3];
     std::memcpy(meta, hit.out.data(), sizeof meta);
+    // With the program's own hash: a test run has no driver's.
     EXPECT_EQ(meta[0], 0x12345u);
-    EXPECT_EQ(meta[1], 0u);
-    EXPECT_EQ(meta[2], AFXDP_META_MAGIC | AFXDP_META_MARK);
+    EXPECT_EQ(meta[1], afxdp_test::key_hash(reference(udp).key));
+    EXPECT_EQ(meta[2], AFXDP_META_MAGIC | AFXDP_META_MARK | AFXDP_META_HASH);
     EXPECT_EQ(Bytes(hit.out.begin() + 12, hit.out.end()), udp);
     EXPECT_EQ(counters()[AFXDP_FP_marked], before[AFXDP_FP_marked] + 1);
     // OVS counts what it then does with the packet itself.
@@ -1099,10 +1101,44 @@ TEST_F(FastPathLookup, PartialOffloadHandsTheMarkToTheSocket)
     EXPECT_EQ(miss.retval, uint32_t(XDP_REDIRECT));
     ASSERT_EQ(miss.data, 8u);
     std::memcpy(meta, miss.out.data(), 8);
-    EXPECT_EQ(meta[0], 0u);
-    EXPECT_EQ(meta[1], AFXDP_META_MAGIC);
+    EXPECT_EQ(meta[0], afxdp_test::key_hash(reference(other).key));
+    EXPECT_EQ(meta[1], AFXDP_META_MAGIC | AFXDP_META_HASH);
     EXPECT_EQ(Bytes(miss.out.begin() + 8, miss.out.end()), other);
     EXPECT_EQ(counters()[AFXDP_FP_missed], before[AFXDP_FP_missed] + 1);
+
+    // The hash is the connection's: another TTL, the same; another
+    // port, another; IPv6 too.  A punted packet (two VLAN tags) gets
+    // none: OVS computes its own.
+    Bytes ttl = udp;
+    ttl[22] = 7;
+    Bytes port = udp;
+    port[35] ^= 1;
+    uint32_t hash[2];
+    for (const Bytes *p : {&ttl, &port}) {
+        // Marked if it hit the flow (mark, hash, flags), else not (hash,
+        // flags): the hash either way.
+        ProgRun r = run(*p);
+        ASSERT_TRUE(r.data == 12u || r.data == 8u) << r.data;
+        std::memcpy(meta, r.out.data(), r.data);
+        EXPECT_EQ(meta[r.data / 4 - 1] & AFXDP_META_HASH, AFXDP_META_HASH);
+        hash[p == &ttl ? 0 : 1] = meta[r.data / 4 - 2];
+    }
+    EXPECT_EQ(hash[0], afxdp_test::key_hash(reference(udp).key));
+    EXPECT_NE(hash[1], hash[0]);
+    Bytes v6 = ipv6(IPPROTO_UDP);
+    ProgRun r6 = run(v6);
+    ASSERT_EQ(r6.data, 8u);
+    std::memcpy(meta, r6.out.data(), 8);
+    EXPECT_EQ(meta[0], afxdp_test::key_hash(reference(v6).key));
+    EXPECT_EQ(meta[1], AFXDP_META_MAGIC | AFXDP_META_HASH);
+    Bytes qinq = eth(0x0800, 10, 20);
+    qinq.insert(qinq.end(), udp.begin() + 14, udp.end());
+    ASSERT_TRUE(reference(qinq).punt);
+    ProgRun rq = run(qinq);
+    ASSERT_EQ(rq.data, 8u);
+    std::memcpy(meta, rq.out.data(), 8);
+    EXPECT_EQ(meta[0], 0u);
+    EXPECT_EQ(meta[1], AFXDP_META_MAGIC);
 }
 
 TEST_F(FastPathLookup, WithHintsAnOffloadedTagIsThePacketsTag)

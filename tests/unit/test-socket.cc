@@ -63,6 +63,7 @@
 #include <gtest/gtest.h>
 
 #include "afxdp.h"
+#include "key-hash.hh"
 #include "netns.hh"
 #include "tc-vlan.hh"
 
@@ -2471,6 +2472,20 @@ TEST_P(FastPathMode, DropsItsFlowInXdpAndTheRestReachesOvs)
     expect_frames_add_up(q_, 0);
 }
 
+// The fast path's own hash (key-hash.hh) of an IPv4 UDP frame of
+// udp_frame(): its key's addresses, protocol and ports.
+uint32_t
+fast_path_hash(const uint8_t *frame)
+{
+    afxdp_flow_key key = {};
+    std::memcpy(key.nw_src, frame + 26, 4);
+    std::memcpy(key.nw_dst, frame + 30, 4);
+    key.nw_proto = frame[23];
+    std::memcpy(&key.tp_src, frame + 34, 2);
+    std::memcpy(&key.tp_dst, frame + 36, 2);
+    return afxdp_test::key_hash(key);
+}
+
 TEST_P(FastPathMode, PartialOffloadHandsOvsTheMark)
 {
     put_marked(kUfid1, 1000, 77);
@@ -2491,6 +2506,23 @@ TEST_P(FastPathMode, PartialOffloadHandsOvsTheMark)
     }
     EXPECT_EQ(marked, size_t(n));
     EXPECT_EQ(stats_of(q_).rx_flow_marks, uint64_t(n));
+    // Every packet comes with a hash, marked or not, the same for all of
+    // a flow's: the driver's, or where it has none (generic mode) the
+    // program's own, so that OVS may take a marked packet by its mark in
+    // any mode (netdev_afxdp_takes_marks()).
+    std::map<int, uint32_t> hash_of;
+    for (const Received &r : got) {
+        int flow = r.data[34] << 8 | r.data[35];
+        ASSERT_TRUE(r.has_hash) << "flow " << flow;
+        if (!info_.rx_hash) {
+            EXPECT_EQ(r.hash, fast_path_hash(r.data.data()));
+        }
+        auto [it, first] = hash_of.emplace(flow, r.hash);
+        EXPECT_TRUE(first || it->second == r.hash) << "flow " << flow;
+    }
+    ASSERT_EQ(hash_of.size(), 2u);
+    EXPECT_NE(hash_of[1000], hash_of[2000]);
+    EXPECT_GE(stats_of(q_).rx_hash, uint64_t(2 * n));
     refresh(dev_);
     EXPECT_EQ(fp_.packets[AFXDP_FP_marked], uint64_t(n));
     EXPECT_EQ(fp_.refused[AFXDP_REFUSED_action], 1u);
