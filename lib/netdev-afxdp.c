@@ -1026,6 +1026,23 @@ netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,
     return error;
 }
 
+bool
+netdev_afxdp_fast_path_target_lost(const struct netdev *netdev, int ifindex,
+                                   uint64_t *lost)
+{
+    struct afxdp_dev *core;
+    bool out = false;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    core = afxdp_offload_core(netdev);
+    *lost = 0;
+    if (core) {
+        out = afxdp_dev_fast_path_target_lost(core, ifindex, lost);
+    }
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return out;
+}
+
 /* ------------------------------------------------------------------ */
 /* ovs-appctl afxdp/show [PORT].                                      */
 /* ------------------------------------------------------------------ */

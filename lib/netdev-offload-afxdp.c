@@ -465,8 +465,22 @@ target_check(struct redirect_target *t)
 {
     char why[sizeof t->why] = "";
     bool ok = afxdp_xdp_target_ok(t->ifindex, why, sizeof why);
+    uint64_t lost;
+    bool withdrawn = t->ok
+                     && netdev_afxdp_fast_path_target_lost(t->netdev,
+                                                           t->ifindex, &lost);
 
-    if (ok == t->ok && !strcmp(why, t->why)) {
+    if (withdrawn) {
+        /* XDP took it out at the first bulk the kernel failed to send
+         * there: put it back only if the kernel says it takes redirects
+         * again.  (A veth whose peer is down says so, and fails the next
+         * bulk: once a check, counted in redirect_lost, seldom logged.) */
+        static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(2, 1);
+
+        VLOG_INFO_RL(&rl, "%s: the kernel refused XDP redirects to %s "
+                     "(%"PRIu64" frames lost so far); they went through OVS "
+                     "since.", netdev_get_name(t->netdev), t->name, lost);
+    } else if (ok == t->ok && !strcmp(why, t->why)) {
         return false;
     }
     if (ok) {

@@ -107,8 +107,8 @@ void netdev_afxdp_datapath_released(struct netdev *netdev);
  * XDP frames on veth), its own over the packet's 5-tuple. */
 bool netdev_afxdp_takes_marks(const struct netdev *netdev);
 
-/* afxdp_dev_flow_put(), _del(), _stats() and afxdp_dev_fast_path_target()
- * on the port's core. */
+/* afxdp_dev_flow_put(), _del(), _stats(), afxdp_dev_fast_path_target()
+ * and _target_lost() on the port's core. */
 int netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
                           const struct afxdp_flow_match *match,
                           const struct afxdp_flow_action *actions,
@@ -119,5 +119,7 @@ int netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
                             struct afxdp_flow_stats *stats);
 int netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,
                                   bool add);
+bool netdev_afxdp_fast_path_target_lost(const struct netdev *netdev,
+                                        int ifindex, uint64_t *lost);
 
 #endif /* netdev-offload-afxdp.h */

@@ -693,7 +693,10 @@ enum afxdp_offload_refusal afxdp_flow_describe(
     AFXDP_FP_COUNTER(multi_buffer,                                        \
                      "redirect hits of several buffers, to OVS")            \
     AFXDP_FP_COUNTER(rewrite_failed,                                      \
-                     "hits with no room for a VLAN tag, to OVS")
+                     "hits with no room for a VLAN tag, to OVS")           \
+    AFXDP_FP_COUNTER(redirect_lost,                                       \
+                     "redirected frames the target's driver refused, lost " \
+                     "(the target then taken out of XDP)")
 
 enum afxdp_fp_counter {
 #define AFXDP_FP_COUNTER(NAME, TEXT) AFXDP_FP_##NAME,
@@ -771,6 +774,15 @@ bool afxdp_xdp_target_ok(int ifindex, char *why, size_t whylen)
  * 0, or an errno. */
 int afxdp_dev_fast_path_target(struct afxdp_dev *, int ifindex, bool add)
     AFXDP_NOEXCEPT;
+
+/* Whether the device's fast path took 'ifindex' out of its redirects by
+ * itself since it was last added: the kernel failed to send a bulk of
+ * them there (a veth whose peer lost its XDP program and GRO), before any
+ * check could say so.  '*lost': the frames lost so.  The caller asks the
+ * kernel again (afxdp_xdp_target_ok()) and adds it back, or leaves it
+ * out. */
+bool afxdp_dev_fast_path_target_lost(const struct afxdp_dev *, int ifindex,
+                                     uint64_t *lost) AFXDP_NOEXCEPT;
 
 #ifdef __cplusplus
 }  /* extern "C" */

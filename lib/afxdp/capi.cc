@@ -109,6 +109,13 @@ afxdp_dev_fast_path_target(struct afxdp_dev *dev, int ifindex,
     return -dev->fast_path_target(ifindex, add);
 }
 
+extern "C" bool
+afxdp_dev_fast_path_target_lost(const struct afxdp_dev *dev, int ifindex,
+                                uint64_t *lost) noexcept
+{
+    return dev->fast_path_target_lost(ifindex, lost);
+}
+
 extern "C" struct afxdp_queue *
 afxdp_dev_queue(struct afxdp_dev *dev, unsigned qid) noexcept
 {

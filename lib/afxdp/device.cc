@@ -572,6 +572,14 @@ afxdp_dev::fast_path_target(int ifindex, bool add) noexcept
     return err == -ENOENT && !add ? 0 : err;
 }
 
+bool
+afxdp_dev::fast_path_target_lost(int ifindex, uint64_t *lost) const noexcept
+{
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    *lost = 0;
+    return fast_path_active_ && fast_path_.target_lost(ifindex, lost);
+}
+
 void
 afxdp_dev::fast_path_stats(afxdp_fast_path_stats *out) const noexcept
 {

@@ -42,6 +42,7 @@ public:
     int flow_del(const uint32_t ufid[4]) noexcept;
     int flow_stats(const uint32_t ufid[4], afxdp_flow_stats *) const noexcept;
     int fast_path_target(int ifindex, bool add) noexcept;
+    bool fast_path_target_lost(int ifindex, uint64_t *lost) const noexcept;
     void fast_path_stats(afxdp_fast_path_stats *) const noexcept;
 
 private:

@@ -11,6 +11,9 @@
  *   fp_stats[n]       per CPU: the packets, bytes and last hit of flow n
  *   fp_ports          the interfaces a flow may redirect to (a devmap)
  *   fp_counters[c]    per CPU: what the program did, AFXDP_FP_COUNTERS
+ *   fp_failing        target ifindex -> frames its driver refused: the
+ *                     watcher (afxdp_fp_watch) saw the kernel fail to send
+ *                     this port's redirects there, and no more go there
  *   xsks              queue -> AF_XDP socket, shared with the plain program
  *
  * The core changes them in an order that never shows a packet a flow
@@ -29,6 +32,10 @@
 
 struct afxdp_fp_config {
     uint32_t mask_slots;           /* Slots 0 .. mask_slots - 1 are tried. */
+    uint32_t in_ifindex;           /* The interface the program runs on. */
+    uint32_t targets_failing;      /* fp_failing may have entries: look
+                                    * there before redirecting.  Set by the
+                                    * watcher, cleared by the core. */
     uint32_t pad;
 };
 

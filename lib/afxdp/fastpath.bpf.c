@@ -351,6 +351,13 @@ struct {
     __type(value, __u64);
 } fp_counters SEC(".maps");
 
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 256);
+    __type(key, __u32);
+    __type(value, __u64);
+} fp_failing SEC(".maps");
+
 /* The plain program's map, reused by the core (bpf_map__reuse_fd). */
 struct {
     __uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -366,6 +373,18 @@ count(__u32 counter)
     if (c) {
         *c += 1;   /* Per CPU: no other writer. */
     }
+}
+
+/* Whether the watcher saw the kernel refuse this port's redirects to
+ * 'ifindex' since the core last put it in fp_ports. */
+static __always_inline int
+target_failing(__u32 ifindex)
+{
+    __u32 zero = 0;
+    const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
+                                                            &zero);
+    return cfg && cfg->targets_failing
+           && bpf_map_lookup_elem(&fp_failing, &ifindex);
 }
 
 /* A packet the flow's actions were carried out on in XDP, for OVS's
@@ -673,8 +692,9 @@ fast_path(struct xdp_md *ctx, const int hinted)
             count(AFXDP_FP_multi_buffer);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
-        if (bpf_redirect_map(&fp_ports, a->ifindex, XDP_PASS)
-            != XDP_REDIRECT) {
+        if (target_failing(a->ifindex)
+            || bpf_redirect_map(&fp_ports, a->ifindex, XDP_PASS)
+               != XDP_REDIRECT) {
             count(AFXDP_FP_redirect_failed);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
@@ -706,6 +726,52 @@ int
 ovs_afxdp_fasth(struct xdp_md *ctx)
 {
     return fast_path(ctx, 1);
+}
+
+/* The watcher: the kernel sends redirected frames in bulks after the
+ * program has returned, and a target that cannot take them (a veth whose
+ * peer has just lost its XDP program and GRO) fails the whole bulk.  The
+ * core learns that from the kernel only at its next check; this program,
+ * attached to the tracepoint of every such send, takes the target out of
+ * this port's redirects at the first failed bulk: the next packets for it
+ * go to OVS.  Only the struct's one field read is declared: libbpf
+ * relocates it to the running kernel's layout (CO-RE). */
+struct net_device {
+    int ifindex;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/xdp_devmap_xmit")
+int
+afxdp_fp_watch(__u64 *ctx)
+{
+    const struct net_device *from = (const struct net_device *) ctx[0];
+    const struct net_device *to = (const struct net_device *) ctx[1];
+    int drops = (int) ctx[3];
+    int err = (int) ctx[4];
+    __u32 zero = 0;
+
+    if (!err || drops <= 0) {
+        return 0;   /* Sent, or a full queue's drops: not a dead target. */
+    }
+    struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config, &zero);
+    if (!cfg || from->ifindex != (int) cfg->in_ifindex) {
+        return 0;   /* Another port's redirect. */
+    }
+    __u32 target = to->ifindex;
+    __u64 *lost = bpf_map_lookup_elem(&fp_failing, &target);
+    if (lost) {
+        __sync_fetch_and_add(lost, drops);
+    } else {
+        __u64 n = drops;
+        bpf_map_update_elem(&fp_failing, &target, &n, BPF_ANY);
+    }
+    cfg->targets_failing = 1;
+    __u32 counter = AFXDP_FP_redirect_lost;
+    __u64 *c = bpf_map_lookup_elem(&fp_counters, &counter);
+    if (c) {
+        __sync_fetch_and_add(c, drops);
+    }
+    return 0;
 }
 
 /* For the unit tests: each packet's result and key, in slot 0. */

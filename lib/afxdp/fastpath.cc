@@ -82,44 +82,76 @@ FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
                       "target)");
         return R::failure(-EOPNOTSUPP);
     }
-    LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = kFastProgName);
+    // With the watcher if the kernel loads and attaches it (BTF, Linux
+    // 5.5), else without: targets are then taken out only by the core's
+    // checks.
     FastPath fp;
-    fp.obj_ = bpf_object__open_mem(kFastPathObject, kFastPathObjectSize,
-                                   &opts);
-    int err = fp.obj_ ? 0 : -errno;
-    if (!fp.obj_) {
+    char watch_why[160] = "";
+    int err = fp.open(xsk_map_fd, why, whylen, hints, ifindex, true);
+    if (!err) {
+        err = fp.attach_watch(watch_why, sizeof watch_why);
+    } else {
+        std::snprintf(watch_why, sizeof watch_why, "%s", why);
+    }
+    if (err) {
+        fp = FastPath();
+        err = fp.open(xsk_map_fd, why, whylen, hints, ifindex, false);
+        if (err) {
+            return R::failure(err);
+        }
+        log(AFXDP_LOG_INFO, "XDP fast path: no watcher of its redirects "
+            "(%s): a target that stops taking them is taken out at the "
+            "next check", watch_why);
+    }
+    fp.write_config();
+    return fp;
+}
+
+int
+FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
+               int ifindex, bool watch) noexcept
+{
+    LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = kFastProgName);
+    obj_ = bpf_object__open_mem(kFastPathObject, kFastPathObjectSize,
+                                &opts);
+    int err = obj_ ? 0 : -errno;
+    if (!obj_) {
         std::snprintf(why, whylen, "opening the fast path's XDP program "
                       "failed: %s", std::strerror(-err));
-        return R::failure(err);
+        return err;
     }
-    // One program is loaded: with hints or without.  The others (and the
-    // parser's test program) stay in the object, unloaded.
+    // One XDP program is loaded: with hints or without; and the watcher,
+    // if asked for.  The others (and the parser's test program) stay in
+    // the object, unloaded.
     const char *name = hints ? kFastHintsProgName : kFastProgName;
     bpf_program *prog = nullptr, *p = nullptr;
-    bpf_object__for_each_program(p, fp.obj_) {
+    bpf_object__for_each_program(p, obj_) {
         if (!std::strcmp(bpf_program__name(p), name)) {
             prog = p;
+        } else if (watch && !std::strcmp(bpf_program__name(p),
+                                         kWatchProgName)) {
+            watch_ = p;
         } else {
             bpf_program__set_autoload(p, false);
         }
     }
-    if (!prog) {
+    if (!prog || (watch && !watch_)) {
         std::snprintf(why, whylen, "the fast path's object has no program "
-                      "%s", name);
-        return R::failure(-EINVAL);
+                      "%s", prog ? kWatchProgName : name);
+        return -EINVAL;
     }
-    bpf_map *xsks = bpf_object__find_map_by_name(fp.obj_, "xsks");
+    bpf_map *xsks = bpf_object__find_map_by_name(obj_, "xsks");
     if (xsks && xsk_map_fd >= 0) {
         err = bpf_map__reuse_fd(xsks, xsk_map_fd);
         if (err) {
             std::snprintf(why, whylen, "sharing the socket map with the "
                           "fast path failed: %s", std::strerror(-err));
-            return R::failure(err);
+            return err;
         }
     }
     if (hints) {
         // The program reads fp_hints as a constant, from its own section.
-        bpf_map *rodata = bpf_object__find_map_by_name(fp.obj_,
+        bpf_map *rodata = bpf_object__find_map_by_name(obj_,
                                                        ".rodata.hints");
         uint32_t value = hints;
         err = rodata ? bpf_map__set_initial_value(rodata, &value,
@@ -133,56 +165,81 @@ FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
         if (err) {
             std::snprintf(why, whylen, "asking the fast path's XDP program "
                           "for packet hints failed: %s", std::strerror(-err));
-            return R::failure(err);
+            return err;
         }
-        fp.s_.hints = hints;
+        s_.hints = hints;
     }
-    err = bpf_object__load(fp.obj_);
+    err = bpf_object__load(obj_);
     if (err) {
-        std::snprintf(why, whylen, "loading the fast path's XDP program "
-                      "failed: %s", std::strerror(-err));
-        return R::failure(err);
+        std::snprintf(why, whylen, "loading the fast path's XDP program%s "
+                      "failed: %s", watch ? " and its watcher" : "",
+                      std::strerror(-err));
+        // Without the watcher it may load: say only that.
+        return watch ? -EOPNOTSUPP : err;
     }
-    fp.s_.prog_fd = bpf_program__fd(prog);
+    s_.prog_fd = bpf_program__fd(prog);
     bpf_prog_info info = {};
     uint32_t info_len = sizeof info;
-    if (!bpf_obj_get_info_by_fd(fp.s_.prog_fd, &info, &info_len)) {
-        fp.s_.prog_id = info.id;
+    if (!bpf_obj_get_info_by_fd(s_.prog_fd, &info, &info_len)) {
+        s_.prog_id = info.id;
     }
-    fp.s_.config_fd = map_fd(fp.obj_, "fp_config");
-    fp.s_.masks_fd = map_fd(fp.obj_, "fp_masks");
-    fp.s_.flows_fd = map_fd(fp.obj_, "fp_flows");
-    fp.s_.stats_fd = map_fd(fp.obj_, "fp_stats");
-    fp.s_.ports_fd = map_fd(fp.obj_, "fp_ports");
-    fp.s_.counters_fd = map_fd(fp.obj_, "fp_counters");
-    fp.s_.n_cpus = libbpf_num_possible_cpus();
-    if (fp.s_.prog_fd < 0 || fp.s_.config_fd < 0 || fp.s_.masks_fd < 0
-        || fp.s_.flows_fd < 0 || fp.s_.stats_fd < 0 || fp.s_.ports_fd < 0
-        || fp.s_.counters_fd < 0 || fp.s_.n_cpus <= 0) {
+    s_.ifindex = ifindex;
+    s_.config_fd = map_fd(obj_, "fp_config");
+    s_.masks_fd = map_fd(obj_, "fp_masks");
+    s_.flows_fd = map_fd(obj_, "fp_flows");
+    s_.stats_fd = map_fd(obj_, "fp_stats");
+    s_.ports_fd = map_fd(obj_, "fp_ports");
+    s_.counters_fd = map_fd(obj_, "fp_counters");
+    s_.failing_fd = map_fd(obj_, "fp_failing");
+    s_.n_cpus = libbpf_num_possible_cpus();
+    if (s_.prog_fd < 0 || s_.config_fd < 0 || s_.masks_fd < 0
+        || s_.flows_fd < 0 || s_.stats_fd < 0 || s_.ports_fd < 0
+        || s_.counters_fd < 0 || s_.failing_fd < 0 || s_.n_cpus <= 0) {
         std::snprintf(why, whylen, "the fast path's XDP program lacks a "
                       "program or map it should have");
-        return R::failure(-EINVAL);
+        return -EINVAL;
     }
-    return fp;
+    return 0;
+}
+
+int
+FastPath::attach_watch(char *why, size_t whylen) noexcept
+{
+    watch_link_ = bpf_program__attach(watch_);
+    if (!watch_link_) {
+        int err = errno ? -errno : -EINVAL;
+        std::snprintf(why, whylen, "attaching the watcher to the "
+                      "xdp_devmap_xmit tracepoint failed: %s",
+                      std::strerror(-err));
+        return err;
+    }
+    return 0;
 }
 
 FastPath::~FastPath()
 {
-    bpf_object__close(obj_);   // Accepts nullptr.
+    bpf_link__destroy(watch_link_);   // Both accept nullptr.
+    bpf_object__close(obj_);
 }
 
 void
 FastPath::swap(FastPath &o) noexcept
 {
     std::swap(obj_, o.obj_);
+    std::swap(watch_, o.watch_);
+    std::swap(watch_link_, o.watch_link_);
     std::swap(s_, o.s_);
 }
 
 int
 FastPath::write_config() noexcept
 {
-    uint32_t zero = 0;
-    afxdp_fp_config c = {s_.table.mask_slots(), 0};
+    uint32_t zero = 0, key;
+    // The watcher's flag stays while it has targets out.  (One it takes
+    // out meanwhile is seen at its next failed bulk.)
+    afxdp_fp_config c = {s_.table.mask_slots(), uint32_t(s_.ifindex),
+                         !bpf_map_get_next_key(s_.failing_fd, nullptr, &key),
+                         0};
     errno = 0;
     return map_result(bpf_map_update_elem(s_.config_fd, &zero, &c, BPF_ANY));
 }
@@ -355,7 +412,24 @@ FastPath::add_target(int ifindex) noexcept
     bpf_devmap_val v = {};
     v.ifindex = uint32_t(ifindex);
     errno = 0;
-    return map_result(bpf_map_update_elem(s_.ports_fd, &key, &v, BPF_ANY));
+    int err = map_result(bpf_map_update_elem(s_.ports_fd, &key, &v,
+                                             BPF_ANY));
+    if (err) {
+        return err;
+    }
+    // Whatever the watcher saw of it before, it takes redirects now.
+    if (!bpf_map_delete_elem(s_.failing_fd, &key)) {
+        err = write_config();
+    }
+    return err;
+}
+
+bool
+FastPath::target_lost(int ifindex, uint64_t *lost) const noexcept
+{
+    uint32_t key = uint32_t(ifindex);
+    *lost = 0;
+    return !bpf_map_lookup_elem(s_.failing_fd, &key, lost);
 }
 
 int

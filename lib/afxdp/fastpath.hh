@@ -20,7 +20,9 @@
 #include "result.hh"
 #include "xdp_prog.hh"
 
+struct bpf_link;
 struct bpf_object;
+struct bpf_program;
 
 namespace afxdp {
 
@@ -79,12 +81,21 @@ public:
     // here sends its packets to OVS (counted as redirect_failed).
     int add_target(int ifindex) noexcept;
     int del_target(int ifindex) noexcept;
+    // Whether the watcher took 'ifindex' out of this port's redirects
+    // since add_target() last put it in (the kernel failed to send a bulk
+    // of them there), and the frames lost so.
+    bool target_lost(int ifindex, uint64_t *lost) const noexcept;
 
     // The program's counters, summed over the CPUs.
     void counters(uint64_t out[AFXDP_FP_N_COUNTERS]) const noexcept;
 
 private:
     void swap(FastPath &o) noexcept;
+    // load()'s steps: the object opened and loaded, with the watcher or
+    // without; the watcher attached.
+    int open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
+             int ifindex, bool watch) noexcept;
+    int attach_watch(char *why, size_t whylen) noexcept;
     int write_config() noexcept;
     int write_mask(uint32_t slot, const afxdp_flow_key *mask) noexcept;
     int zero_stats(uint32_t slot) noexcept;
@@ -102,12 +113,16 @@ private:
         uint32_t prog_id = 0;
         int config_fd = -1, masks_fd = -1, flows_fd = -1, stats_fd = -1;
         int ports_fd = -1, counters_fd = -1;   // Owned by the object.
+        int failing_fd = -1;
+        int ifindex = 0;             // The interface it runs on.
         int n_cpus = 0;              // Per-CPU values in a lookup.
         unsigned hints = 0;
         FlowTable table;
     };
 
     bpf_object *obj_ = nullptr;   // Owns the program and the maps.
+    bpf_program *watch_ = nullptr;        // afxdp_fp_watch, if loaded.
+    bpf_link *watch_link_ = nullptr;      // Its attachment.
     State s_;
 };
 

@@ -25,6 +25,8 @@ namespace afxdp {
 inline constexpr char kProgName[] = "ovs_afxdp_xsk";
 inline constexpr char kFastProgName[] = "ovs_afxdp_fast";
 inline constexpr char kFastHintsProgName[] = "ovs_afxdp_fasth";
+// The fast path's watcher of its redirects (a tracing program).
+inline constexpr char kWatchProgName[] = "afxdp_fp_watch";
 
 // The loaded program and its socket map; freed when the last fd closes.
 class XskProgram {
