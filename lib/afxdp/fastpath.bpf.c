@@ -327,7 +327,7 @@ struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, AFXDP_FP_MAX_FLOWS);
     __type(key, struct afxdp_fp_flow_key);
-    __type(value, struct afxdp_fp_action);
+    __type(value, struct afxdp_fp_flow);
 } fp_flows SEC(".maps");
 
 struct {
@@ -399,7 +399,10 @@ count_hit(const struct afxdp_fp_action *a, __u32 len)
     if (st) {
         st->packets++;
         st->bytes += len;
-        st->used_ns = bpf_ktime_get_ns();
+        /* The coarse clock (the last tick's CLOCK_MONOTONIC): the precise
+         * one is a paravirtual clock read in a VM, 15% of the fast path's
+         * time here, for a time OVS shows in milliseconds. */
+        st->used_ns = bpf_ktime_get_coarse_ns();
     }
 }
 
@@ -542,9 +545,10 @@ lookup(const struct afxdp_flow_key *key)
         return 0;
     }
     __u32 n = cfg->mask_slots;
-    struct afxdp_fp_flow_key fk __attribute__((aligned(8)));
+    struct afxdp_fp_flow_key fk;
+    struct afxdp_flow_key mk __attribute__((aligned(8)));
     const __u64 *k = (const __u64 *) key;
-    __u64 *out = (__u64 *) &fk.key;
+    __u64 *out = (__u64 *) &mk;
 
     fk.pad = 0;
     /* 64 bits: spilled to the stack, a 32-bit counter loses its value to
@@ -561,14 +565,22 @@ lookup(const struct afxdp_flow_key *key)
         }
         const __u64 *mw = (const __u64 *) &m->mask;
 #pragma unroll
-        for (int i = 0; i < sizeof fk.key / 8; i++) {
+        for (int i = 0; i < sizeof mk / 8; i++) {
             out[i] = k[i] & mw[i];
         }
         fk.mask_slot = slot;
-        const struct afxdp_fp_action *a = bpf_map_lookup_elem(&fp_flows,
-                                                              &fk);
-        if (a) {
-            return a;
+        fk.hash = afxdp_fp_key_hash(&mk);
+        const struct afxdp_fp_flow *f = bpf_map_lookup_elem(&fp_flows, &fk);
+        if (f) {
+            const __u64 *fw = (const __u64 *) &f->key;
+            __u64 diff = 0;
+#pragma unroll
+            for (int i = 0; i < sizeof mk / 8; i++) {
+                diff |= fw[i] ^ out[i];
+            }
+            if (!diff) {
+                return &f->action;
+            }
         }
     }
     return 0;

@@ -44,7 +44,7 @@ flow_key(uint32_t mask_slot, const afxdp_flow_key &key)
 {
     afxdp_fp_flow_key k = {};
     k.mask_slot = mask_slot;
-    k.key = key;
+    k.hash = fp_key_hash(key);
     return k;
 }
 
@@ -269,9 +269,11 @@ int
 FastPath::write_flow(const FlowTable::Entry &e) noexcept
 {
     afxdp_fp_flow_key k = flow_key(e.mask_slot, e.flow.key);
-    afxdp_fp_action a = action_of(e);
+    afxdp_fp_flow f = {};
+    f.key = e.flow.key;
+    f.action = action_of(e);
     errno = 0;
-    return map_result(bpf_map_update_elem(s_.flows_fd, &k, &a, BPF_ANY));
+    return map_result(bpf_map_update_elem(s_.flows_fd, &k, &f, BPF_ANY));
 }
 
 int

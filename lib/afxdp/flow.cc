@@ -83,6 +83,13 @@ key_equal(const afxdp_flow_key &a, const afxdp_flow_key &b)
     return !std::memcmp(&a, &b, sizeof a);
 }
 
+uint64_t
+fp_key_hash(const afxdp_flow_key &key)
+{
+    static_assert(sizeof key % 8 == 0, "the key is hashed in 64-bit words");
+    return afxdp_fp_key_hash(&key);
+}
+
 Translation
 translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
           size_t n_actions, uint32_t mark)
@@ -198,7 +205,8 @@ FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
     // The program's flow map has one entry per masked key and mask.
     for (const auto &[other, e] : flows_) {
         if (other != ufid && key_equal(e.flow.mask, flow.mask)
-            && key_equal(e.flow.key, flow.key)) {
+            && (key_equal(e.flow.key, flow.key)
+                || fp_key_hash(e.flow.key) == fp_key_hash(flow.key))) {
             return -EEXIST;
         }
     }

@@ -104,8 +104,8 @@ public:
 
     // Puts (or replaces) the flow OVS knows by 'ufid'.  -ENOSPC if the
     // flow map or the mask slots are full, -EEXIST if another flow has the
-    // same mask and masked key (the map holds one); the table is then
-    // unchanged.  A replaced flow keeps its counters' slot.
+    // same mask and masked key, or its masked key's fp_key_hash() (the map
+    // holds one); the table is then unchanged.  A replaced flow keeps its counters' slot.
     int put(const Ufid &ufid, const XdpFlow &);
     // -ENOENT if there is no such flow.
     int del(const Ufid &ufid);
@@ -147,6 +147,9 @@ to_be16(uint16_t host)
 // key & mask, field by field over the whole struct.
 afxdp_flow_key masked(const afxdp_flow_key &key, const afxdp_flow_key &mask);
 bool key_equal(const afxdp_flow_key &, const afxdp_flow_key &);
+// The hash the program's flow map is keyed by, with the mask slot
+// (afxdp_fp_key_hash() of fastpath-maps.h): of a masked key.
+uint64_t fp_key_hash(const afxdp_flow_key &);
 
 }  // namespace afxdp
 

@@ -330,6 +330,44 @@ TEST(FlowTable, OneEntryPerMaskedKey)
     EXPECT_EQ(table.find(ufid(1))->mark, 99u);
 }
 
+TEST(FlowTable, OneEntryPerMaskedKeyHash)
+{
+    // The program's map is keyed by the masked key's hash: of two keys of
+    // one mask with the same hash, the second is refused.  Such a pair,
+    // built from the hash's definition: the first word differs, and the
+    // second cancels what that did to the state.
+    auto step = [](uint64_t h, uint64_t w) {
+        h ^= w;
+        h *= 0xff51afd7ed558ccdull;
+        return h ^ (h >> 32);
+    };
+    XdpFlow a = flow_for_dst(1);
+    std::memset(&a.mask, 0xff, 16);     // Words 0 and 1 matched exactly.
+    XdpFlow b = a;
+    uint64_t wa[2], wb[2];
+    std::memcpy(wa, &a.key, sizeof wa);
+    const uint64_t h0 = 0x9e3779b97f4a7c15ull;
+    wb[0] = wa[0] ^ 1;
+    wb[1] = wa[1] ^ step(h0, wa[0]) ^ step(h0, wb[0]);
+    std::memcpy(&b.key, wb, sizeof wb);
+    b.mark = 2;
+    ASSERT_FALSE(afxdp::key_equal(a.key, b.key));
+    ASSERT_EQ(afxdp::fp_key_hash(a.key), afxdp::fp_key_hash(b.key));
+
+    FlowTable table;
+    ASSERT_EQ(table.put(ufid(1), a), 0);
+    EXPECT_EQ(table.put(ufid(2), b), -EEXIST);
+    EXPECT_EQ(table.find(ufid(2)), nullptr);
+    // Under another mask the same key is another map entry.
+    b.mask.nw_ttl = 0xff;
+    EXPECT_EQ(table.put(ufid(2), b), 0);
+    // And keys of one mask that differ in one word never collide.
+    XdpFlow c = a;
+    c.key.dl_dst[0] ^= 1;
+    EXPECT_NE(afxdp::fp_key_hash(a.key), afxdp::fp_key_hash(c.key));
+    EXPECT_EQ(table.put(ufid(3), c), 0);
+}
+
 TEST(FlowTable, LookupFindsTheFlowWhoseMaskedKeyThePacketHas)
 {
     FlowTable table;
