@@ -101,7 +101,9 @@ struct afxdp_fp_action {
     uint8_t vlan_op;               /* enum afxdp_fp_vlan_op. */
     uint16_t tpid;                 /* Network byte order, as written. */
     uint16_t tci;                  /* Network byte order, without CFI. */
-    uint16_t pad;
+    uint8_t set_eth;               /* Some eth_*_mask bit is set: the
+                                    * addresses are rewritten. */
+    uint8_t pad;
     uint32_t ifindex;              /* AFXDP_FP_REDIRECT: the target. */
     uint32_t mark;                 /* AFXDP_FP_TO_SOCKET: OVS's mark. */
     uint32_t stats_slot;           /* Index into fp_stats. */

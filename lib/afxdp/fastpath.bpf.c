@@ -650,6 +650,9 @@ rewrite(struct xdp_md *ctx, const struct afxdp_fp_action *a,
         __builtin_memcpy(p + 12, &tpid, 2);
         __builtin_memcpy(p + 14, &tci, 2);
     }
+    if (!a->set_eth) {
+        return 0;   /* The common case: 12 bytes left as they are. */
+    }
     p = (__u8 *) (long) ctx->data;
     end = (void *) (long) ctx->data_end;
     if (!HAVE(p, 12, end)) {

@@ -36,6 +36,10 @@ action_of(const FlowTable::Entry &e)
     std::memcpy(a.eth_src_mask, f.eth_src_mask.data(), 6);
     std::memcpy(a.eth_dst, f.eth_dst.data(), 6);
     std::memcpy(a.eth_dst_mask, f.eth_dst_mask.data(), 6);
+    for (int i = 0; i < 6; i++) {
+        a.set_eth |= a.eth_src_mask[i] | a.eth_dst_mask[i];
+    }
+    a.set_eth = a.set_eth != 0;
     return a;
 }
 
