@@ -202,11 +202,13 @@ FlowTable::slot_of(const afxdp_flow_key &mask) const
 int
 FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
 {
-    // The program's flow map has one entry per masked key and mask.
+    // The program's flow map has one entry per masked key (or its hash)
+    // and mask.
+    const uint64_t hash = fp_key_hash(flow.key);
     for (const auto &[other, e] : flows_) {
         if (other != ufid && key_equal(e.flow.mask, flow.mask)
             && (key_equal(e.flow.key, flow.key)
-                || fp_key_hash(e.flow.key) == fp_key_hash(flow.key))) {
+                || fp_key_hash(e.flow.key) == hash)) {
             return -EEXIST;
         }
     }
