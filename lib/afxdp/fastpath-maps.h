@@ -62,9 +62,14 @@ struct afxdp_fp_flow_key {
 
 #define AFXDP_FP_KEY_WORDS (sizeof(struct afxdp_flow_key) / 8)
 
-/* A multiply-xorshift over the key's 64-bit words: each step a bijection
- * of the state, so keys that differ in one word never collide.  The same
- * code in the program and in the core. */
+/* Each 64-bit word of the key times an odd constant of its own, summed,
+ * then mixed: a word's product is a bijection of the word, so keys that
+ * differ in one word never collide.  The products do not wait for each
+ * other (a chained hash of the ten words cost the program a fifth of its
+ * time in a lookup).  The same code in the program and in the core. */
+#define AFXDP_FP_HASH_MUL(I) \
+    (0x9e3779b97f4a7c15ull + 0x3c6ef372fe94f82aull * (I))
+
 static inline __attribute__((always_inline)) uint64_t
 afxdp_fp_key_hash(const struct afxdp_flow_key *key)
 {
@@ -72,15 +77,15 @@ afxdp_fp_key_hash(const struct afxdp_flow_key *key)
      * 64-bit type (the program's __u64), which a uint64_t pointer must
      * not alias. */
     const unsigned char *p = (const unsigned char *) key;
-    uint64_t h = 0x9e3779b97f4a7c15ull;
+    uint64_t h = 0;
     for (unsigned i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
         uint64_t w;
         __builtin_memcpy(&w, p + 8 * i, 8);
-        h ^= w;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
+        h += w * AFXDP_FP_HASH_MUL(i);
     }
-    return h;
+    h ^= h >> 32;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 29);
 }
 
 enum afxdp_fp_verdict {

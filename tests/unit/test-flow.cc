@@ -334,21 +334,24 @@ TEST(FlowTable, OneEntryPerMaskedKeyHash)
 {
     // The program's map is keyed by the masked key's hash: of two keys of
     // one mask with the same hash, the second is refused.  Such a pair,
-    // built from the hash's definition: the first word differs, and the
-    // second cancels what that did to the state.
-    auto step = [](uint64_t h, uint64_t w) {
-        h ^= w;
-        h *= 0xff51afd7ed558ccdull;
-        return h ^ (h >> 32);
+    // built from the hash's definition (a sum of each word times its
+    // own odd constant, then mixed): the first word differs by d, and the
+    // second by what cancels d times the first constant in the sum.
+    auto inverse = [](uint64_t odd) {
+        uint64_t x = odd;            // Right in 3 bits; each step doubles.
+        for (int i = 0; i < 5; i++) {
+            x *= 2 - odd * x;
+        }
+        return x;
     };
     XdpFlow a = flow_for_dst(1);
     std::memset(&a.mask, 0xff, 16);     // Words 0 and 1 matched exactly.
     XdpFlow b = a;
     uint64_t wa[2], wb[2];
     std::memcpy(wa, &a.key, sizeof wa);
-    const uint64_t h0 = 0x9e3779b97f4a7c15ull;
-    wb[0] = wa[0] ^ 1;
-    wb[1] = wa[1] ^ step(h0, wa[0]) ^ step(h0, wb[0]);
+    const uint64_t d = 1;
+    wb[0] = wa[0] + d;
+    wb[1] = wa[1] - d * AFXDP_FP_HASH_MUL(0) * inverse(AFXDP_FP_HASH_MUL(1));
     std::memcpy(&b.key, wb, sizeof wb);
     b.mark = 2;
     ASSERT_FALSE(afxdp::key_equal(a.key, b.key));
