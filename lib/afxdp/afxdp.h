@@ -696,7 +696,10 @@ enum afxdp_offload_refusal afxdp_flow_describe(
                      "hits with no room for a VLAN tag, to OVS")           \
     AFXDP_FP_COUNTER(redirect_lost,                                       \
                      "redirected frames the target's driver refused, lost " \
-                     "(the target then taken out of XDP)")
+                     "(the target then taken out of XDP)")                  \
+    AFXDP_FP_COUNTER(cache_filled,                                        \
+                     "packets whose flow was found in the mask slots, not " \
+                     "in the exact-match cache, and cached")
 
 enum afxdp_fp_counter {
 #define AFXDP_FP_COUNTER(NAME, TEXT) AFXDP_FP_##NAME,

@@ -5,7 +5,10 @@
  * A packet's key (struct afxdp_flow_key) is masked with each mask in use,
  * slot by slot, and looked up under that slot's number in the flow map:
  *
- *   fp_config[0]      how many mask slots to try (the highest in use + 1)
+ *   fp_config[0]      how many mask slots to try (the highest in use + 1),
+ *                     and the generation of the maps' contents
+ *   fp_emc[i]         per CPU: the exact-match cache, the flow a packet's
+ *                     whole key last met, found without masks (below)
  *   fp_masks[slot]    a mask, and whether the slot is in use
  *   fp_flows          {slot, hash of key & mask} -> key & mask, and what to
  *                     do (afxdp_fp_action)
@@ -38,6 +41,11 @@ struct afxdp_fp_config {
                                     * there before redirecting.  Set by the
                                     * watcher, cleared by the core. */
     uint32_t pad;
+    uint64_t generation;           /* Moves at every write of this config,
+                                    * which the core makes after every
+                                    * change of masks or flows: what
+                                    * fp_emc learnt under another
+                                    * generation is not trusted. */
 };
 
 struct afxdp_fp_mask {
@@ -120,6 +128,21 @@ struct afxdp_fp_action {
 struct afxdp_fp_flow {
     struct afxdp_flow_key key;     /* Masked: compared whole. */
     struct afxdp_fp_action action;
+};
+
+/* The exact-match cache, per CPU and direct-mapped by
+ * afxdp_fp_key_hash() of a packet's whole key: the flow that key met
+ * in the mask slots, copied, for as long as fp_config's generation is
+ * the one it was found under.  A packet of a flow seen before then costs
+ * one hash and one compare, not a masked lookup per mask slot.  Per CPU,
+ * an entry has one writer, the program on that CPU. */
+#define AFXDP_FP_EMC_SIZE 512      /* A power of two. */
+
+struct afxdp_fp_emc_entry {
+    struct afxdp_flow_key key;     /* A packet's, unmasked. */
+    struct afxdp_fp_action action; /* The flow it met. */
+    uint64_t generation;           /* fp_config's when the flow was
+                                    * found; 0: empty. */
 };
 
 struct afxdp_fp_stats {

@@ -15,8 +15,9 @@
  * the parser, or the key would say untagged where OVS sees the tag.
  *
  * ovs_afxdp_fast (and ovs_afxdp_fasth, the same with packet hints) is
- * the fast path itself: the parser, then a lookup of
- * the key in the offloaded megaflows (fastpath-maps.h), then what the
+ * the fast path itself: the parser, then a lookup of the key in the
+ * exact-match cache and, on a miss there, in the offloaded megaflows
+ * (fastpath-maps.h), then what the
  * flow says: drop, rewrite and redirect to another interface, or up to
  * OVS through the AF_XDP socket with the flow's mark in front of the
  * packet.  A packet it cannot parse, or that no flow matches, goes to the
@@ -332,6 +333,13 @@ struct {
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, AFXDP_FP_EMC_SIZE);
+    __type(key, __u32);
+    __type(value, struct afxdp_fp_emc_entry);
+} fp_emc SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, AFXDP_FP_MAX_FLOWS);
     __type(key, __u32);
     __type(value, struct afxdp_fp_stats);
@@ -378,11 +386,8 @@ count(__u32 counter)
 /* Whether the watcher saw the kernel refuse this port's redirects to
  * 'ifindex' since the core last put it in fp_ports. */
 static __always_inline int
-target_failing(__u32 ifindex)
+target_failing(const struct afxdp_fp_config *cfg, __u32 ifindex)
 {
-    __u32 zero = 0;
-    const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
-                                                            &zero);
     return cfg && cfg->targets_failing
            && bpf_map_lookup_elem(&fp_failing, &ifindex);
 }
@@ -533,17 +538,24 @@ to_socket(struct xdp_md *ctx, const int hinted,
     return verdict;
 }
 
+static __always_inline int
+keys_equal(const struct afxdp_flow_key *a, const struct afxdp_flow_key *b)
+{
+    const __u64 *x = (const __u64 *) a, *y = (const __u64 *) b;
+    __u64 diff = 0;
+#pragma unroll
+    for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
+        diff |= x[i] ^ y[i];
+    }
+    return !diff;
+}
+
 /* The flow whose mask and masked key the packet's key meets first, in
  * slot order. */
-static __always_inline const struct afxdp_fp_action *
-lookup(const struct afxdp_flow_key *key)
+static __always_inline const struct afxdp_fp_flow *
+lookup_masks(const struct afxdp_flow_key *key,
+             const struct afxdp_fp_config *cfg)
 {
-    __u32 zero = 0;
-    const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
-                                                            &zero);
-    if (!cfg) {
-        return 0;
-    }
     __u32 n = cfg->mask_slots;
     struct afxdp_fp_flow_key fk;
     struct afxdp_flow_key mk __attribute__((aligned(8)));
@@ -571,19 +583,37 @@ lookup(const struct afxdp_flow_key *key)
         fk.mask_slot = slot;
         fk.hash = afxdp_fp_key_hash(&mk);
         const struct afxdp_fp_flow *f = bpf_map_lookup_elem(&fp_flows, &fk);
-        if (f) {
-            const __u64 *fw = (const __u64 *) &f->key;
-            __u64 diff = 0;
-#pragma unroll
-            for (int i = 0; i < sizeof mk / 8; i++) {
-                diff |= fw[i] ^ out[i];
-            }
-            if (!diff) {
-                return &f->action;
-            }
+        if (f && keys_equal(&f->key, &mk)) {
+            return f;
         }
     }
     return 0;
+}
+
+/* The flow the packet's key meets: from this CPU's exact-match cache if
+ * it was found there under the maps' present generation, else from the
+ * mask slots, then cached.  The generation is read before the slots are:
+ * an entry found in maps that change meanwhile is cached under the old
+ * one, and never trusted. */
+static __always_inline const struct afxdp_fp_action *
+lookup(const struct afxdp_flow_key *key, const struct afxdp_fp_config *cfg)
+{
+    const __u64 generation = cfg->generation;
+    __u32 index = afxdp_fp_key_hash(key) & (AFXDP_FP_EMC_SIZE - 1);
+    struct afxdp_fp_emc_entry *e = bpf_map_lookup_elem(&fp_emc, &index);
+    if (e && generation && e->generation == generation
+        && keys_equal(&e->key, key)) {
+        return &e->action;
+    }
+    const struct afxdp_fp_flow *f = lookup_masks(key, cfg);
+    if (f && e) {
+        e->generation = 0;   /* Per CPU: no reader until it is whole. */
+        e->key = *key;
+        e->action = f->action;
+        e->generation = generation;
+        count(AFXDP_FP_cache_filled);
+    }
+    return f ? &f->action : 0;
 }
 
 /* OVS's set_eth on one address: value | (old & ~mask). */
@@ -687,7 +717,10 @@ fast_path(struct xdp_md *ctx, const int hinted)
         count(AFXDP_FP_punted);
         return to_socket(ctx, hinted, &tag, 0, 0, 0);
     }
-    const struct afxdp_fp_action *a = lookup(&key);
+    __u32 zero = 0;
+    const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
+                                                            &zero);
+    const struct afxdp_fp_action *a = cfg ? lookup(&key, cfg) : 0;
     if (!a) {
         count(AFXDP_FP_missed);
         return to_socket(ctx, hinted, &tag, &key, 0, 0);
@@ -707,7 +740,7 @@ fast_path(struct xdp_md *ctx, const int hinted)
             count(AFXDP_FP_multi_buffer);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
-        if (target_failing(a->ifindex)
+        if (target_failing(cfg, a->ifindex)
             || bpf_redirect_map(&fp_ports, a->ifindex, XDP_PASS)
                != XDP_REDIRECT) {
             count(AFXDP_FP_redirect_failed);

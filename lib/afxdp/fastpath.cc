@@ -240,10 +240,11 @@ FastPath::write_config() noexcept
 {
     uint32_t zero = 0, key;
     // The watcher's flag stays while it has targets out.  (One it takes
-    // out meanwhile is seen at its next failed bulk.)
+    // out meanwhile is seen at its next failed bulk.)  A new generation:
+    // whatever the program cached before is stale.
     afxdp_fp_config c = {s_.table.mask_slots(), uint32_t(s_.ifindex),
                          !bpf_map_get_next_key(s_.failing_fd, nullptr, &key),
-                         0};
+                         0, ++s_.generation};
     errno = 0;
     return map_result(bpf_map_update_elem(s_.config_fd, &zero, &c, BPF_ANY));
 }
@@ -328,14 +329,16 @@ FastPath::put(const FlowTable::Ufid &ufid, const XdpFlow &flow) noexcept
     if (!err && new_mask) {
         err = write_mask(now.mask_slot, s_.table.mask_at(now.mask_slot));
     }
-    if (!err) {
-        err = write_config();
-    }
     if (!err && !replaces) {
         err = zero_stats(now.stats_slot);
     }
     if (!err) {
         err = write_flow(now);
+    }
+    // Last: the slots to try, and a generation that voids what the
+    // program cached of the flows before.
+    if (!err) {
+        err = write_config();
     }
     if (err) {
         empty(err);
@@ -375,6 +378,7 @@ FastPath::del(const FlowTable::Ufid &ufid) noexcept
     FlowTable::Entry old = *e;
     s_.table.del(ufid);
     int err = remove(old, AFXDP_FP_MAX_MASKS);
+    // The slots to try, and a generation that voids the program's cache.
     if (!err) {
         err = write_config();
     }

@@ -117,6 +117,7 @@ private:
         int ifindex = 0;             // The interface it runs on.
         int n_cpus = 0;              // Per-CPU values in a lookup.
         unsigned hints = 0;
+        uint64_t generation = 0;     // fp_config's, as last written.
         FlowTable table;
     };
 

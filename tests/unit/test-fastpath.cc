@@ -759,6 +759,14 @@ protected:
         }
         for (int c = 0; c < AFXDP_FP_N_COUNTERS; c++) {
             uint64_t d = delta(afxdp_fp_counter(c));
+            if (c == AFXDP_FP_cache_filled) {
+                // A hit either way: found in the cache or in the slots.
+                if (d > (f ? 1u : 0u)) {
+                    ADD_FAILURE() << what << ": cached " << d << " times";
+                    ok = false;
+                }
+                continue;
+            }
             if (d != (c == want_counter ? 1u : 0u)) {
                 ADD_FAILURE() << what << ": counter " << c << " moved by " << d;
                 ok = false;
@@ -926,6 +934,52 @@ TEST_F(FastPathLookup, AFlowReplacedIntoItsOwnFreedSlotWhenAllAreFull)
     EXPECT_EQ(counters()[AFXDP_FP_redirected], 1u);
 }
 
+TEST_F(FastPathLookup, TheCacheAnswersOnlyForTheMapsItWasFilledFrom)
+{
+    Bytes udp = ipv4(IPPROTO_UDP);
+    XdpFlow f;
+    f.mask = mask_shape(1);
+    f.key = masked_key(reference(udp).key, f.mask);
+    f.verdict = Verdict::kDrop;
+    ASSERT_EQ(fp_.put(ufid(1), f), 0);
+    auto filled = [&]() { return counters()[AFXDP_FP_cache_filled]; };
+    uint64_t before = filled();
+    EXPECT_TRUE(behaves(udp, "first, found in the slots"));
+    EXPECT_EQ(filled(), before + 1);
+    for (int i = 0; i < 3; i++) {
+        EXPECT_TRUE(behaves(udp, "again, from the cache"));
+    }
+    EXPECT_EQ(filled(), before + 1);
+    FastPathFlowStats st;
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.packets, 4u);   // Counted for the flow either way.
+
+    // Replaced: the cached drop is not served again.
+    f.verdict = Verdict::kRedirect;
+    f.ifindex = kLoopback;
+    ASSERT_EQ(fp_.put(ufid(1), f), 0);
+    EXPECT_TRUE(behaves(udp, "after the replacement"));
+    EXPECT_EQ(filled(), before + 2);
+    EXPECT_TRUE(behaves(udp, "after the replacement, again"));
+    // Another flow put, of another mask, first in slot order for this
+    // packet: it wins over the cached one.
+    XdpFlow g;
+    g.mask = mask_shape(0);
+    g.key = masked_key(reference(udp).key, g.mask);
+    g.verdict = Verdict::kDrop;
+    ASSERT_EQ(fp_.del(ufid(1)), 0);
+    ASSERT_EQ(fp_.put(ufid(2), g), 0);
+    ASSERT_EQ(fp_.put(ufid(1), f), 0);
+    EXPECT_TRUE(behaves(udp, "two flows"));
+    // Deleted: to OVS, and no stale entry answers.
+    ASSERT_EQ(fp_.del(ufid(1)), 0);
+    ASSERT_EQ(fp_.del(ufid(2)), 0);
+    uint64_t missed = counters()[AFXDP_FP_missed];
+    EXPECT_TRUE(behaves(udp, "deleted"));
+    EXPECT_TRUE(behaves(udp, "deleted, again"));
+    EXPECT_EQ(counters()[AFXDP_FP_missed], missed + 2);
+}
+
 TEST_F(FastPathLookup, ChangesUnderThePacketsFollowTheModel)
 {
     // Random flows over the templates' keys, put, replaced (with other
@@ -941,7 +995,7 @@ TEST_F(FastPathLookup, ChangesUnderThePacketsFollowTheModel)
         m[12 + rng() % std::min<size_t>(p.size() - 12, 40)] ^= uint8_t(1 + rng() % 255);
         packets.push_back(m);
     }
-    size_t failures = 0, puts = 0, hits = 0;
+    size_t failures = 0, puts = 0, hits = 0, cached = 0;
     for (int step = 0; step < 300 && failures < 3; step++) {
         uint32_t id = 1 + rng() % 40;
         if (rng() % 4 == 0) {
@@ -957,18 +1011,30 @@ TEST_F(FastPathLookup, ChangesUnderThePacketsFollowTheModel)
             ASSERT_TRUE(err == 0 || err == -EEXIST) << err;
             puts += err == 0;
         }
+        // Each packet twice: the second time a hit comes from the
+        // exact-match cache, which the change must have voided.
         for (size_t i = 0; i < packets.size(); i++) {
             Expect e = reference(packets[i]);
-            hits += !e.punt && fp_.flows().lookup(e.key);
-            failures += !behaves(packets[i], "step " + std::to_string(step)
-                                 + ", packet " + std::to_string(i));
+            bool hit = !e.punt && fp_.flows().lookup(e.key);
+            hits += hit;
+            for (int again = 0; again < 2; again++) {
+                uint64_t filled = counters()[AFXDP_FP_cache_filled];
+                failures += !behaves(packets[i], "step "
+                                     + std::to_string(step) + ", packet "
+                                     + std::to_string(i)
+                                     + (again ? ", again" : ""));
+                cached += again && hit
+                          && counters()[AFXDP_FP_cache_filled] == filled;
+            }
         }
     }
     // Both sides of the model are exercised (many puts collide with a
-    // flow of the same mask and masked key: -EEXIST).
+    // flow of the same mask and masked key: -EEXIST), and the cache.
     EXPECT_GT(puts, 80u);
     EXPECT_GT(hits, 1000u);
-    std::printf("%zu flows put, %zu packets hit a flow\n", puts, hits);
+    EXPECT_GT(cached, hits / 2);
+    std::printf("%zu flows put, %zu packets hit a flow, %zu of them again "
+                "from the cache\n", puts, hits, cached);
     // Every flow deleted: no entry left behind in the maps finds a packet.
     for (uint32_t id = 1; id <= 40; id++) {
         fp_.del(ufid(id));
