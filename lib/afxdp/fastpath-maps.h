@@ -13,6 +13,10 @@
  *   fp_flows          {slot, hash of key & mask} -> key & mask, and what to
  *                     do (afxdp_fp_action)
  *   fp_stats[n]       per CPU: the packets, bytes and last hit of flow n
+ *   fp_clock[0]       the kernel's jiffies and CLOCK_MONOTONIC at one
+ *                     moment, and its tick rate (afxdp_fp_clock writes
+ *                     it when the core runs it): a hit's time from the
+ *                     jiffies it was counted at
  *   fp_ports          the interfaces a flow may redirect to (a devmap)
  *   fp_counters[c]    per CPU: what the program did, AFXDP_FP_COUNTERS
  *   fp_failing        target ifindex -> frames its driver refused: the
@@ -148,7 +152,17 @@ struct afxdp_fp_emc_entry {
 struct afxdp_fp_stats {
     uint64_t packets;
     uint64_t bytes;                /* Whole packets, as OVS counts them. */
-    uint64_t used_ns;              /* CLOCK_MONOTONIC of the last hit. */
+    uint64_t used;                 /* The last hit: jiffies, or with no
+                                    * tick rate in fp_clock, the coarse
+                                    * CLOCK_MONOTONIC in ns. */
+};
+
+struct afxdp_fp_clock {
+    uint64_t jiffies;
+    uint64_t monotonic_ns;         /* CLOCK_MONOTONIC with 'jiffies'. */
+    uint32_t hz;                   /* Ticks a second; 0: unknown, hits
+                                    * carry ns. */
+    uint32_t pad;
 };
 
 /* fp_counters: AFXDP_FP_COUNTERS, in afxdp.h. */

@@ -1,6 +1,7 @@
 // The XDP fast path's program and maps (see fastpath.hh).
 #include "fastpath.hh"
 
+#include <algorithm>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
@@ -128,10 +129,12 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
     // if asked for.  The others (and the parser's test program) stay in
     // the object, unloaded.
     const char *name = hints ? kFastHintsProgName : kFastProgName;
-    bpf_program *prog = nullptr, *p = nullptr;
+    bpf_program *prog = nullptr, *clock = nullptr, *p = nullptr;
     bpf_object__for_each_program(p, obj_) {
         if (!std::strcmp(bpf_program__name(p), name)) {
             prog = p;
+        } else if (!std::strcmp(bpf_program__name(p), kClockProgName)) {
+            clock = p;
         } else if (watch && !std::strcmp(bpf_program__name(p),
                                          kWatchProgName)) {
             watch_ = p;
@@ -139,9 +142,10 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
             bpf_program__set_autoload(p, false);
         }
     }
-    if (!prog || (watch && !watch_)) {
+    if (!prog || !clock || (watch && !watch_)) {
         std::snprintf(why, whylen, "the fast path's object has no program "
-                      "%s", prog ? kWatchProgName : name);
+                      "%s", !prog ? name : !clock ? kClockProgName
+                                                  : kWatchProgName);
         return -EINVAL;
     }
     bpf_map *xsks = bpf_object__find_map_by_name(obj_, "xsks");
@@ -182,6 +186,7 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
         return watch ? -EOPNOTSUPP : err;
     }
     s_.prog_fd = bpf_program__fd(prog);
+    s_.clock_prog_fd = bpf_program__fd(clock);
     bpf_prog_info info = {};
     uint32_t info_len = sizeof info;
     if (!bpf_obj_get_info_by_fd(s_.prog_fd, &info, &info_len)) {
@@ -195,8 +200,10 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
     s_.ports_fd = map_fd(obj_, "fp_ports");
     s_.counters_fd = map_fd(obj_, "fp_counters");
     s_.failing_fd = map_fd(obj_, "fp_failing");
+    s_.clock_fd = map_fd(obj_, "fp_clock");
     s_.n_cpus = libbpf_num_possible_cpus();
-    if (s_.prog_fd < 0 || s_.config_fd < 0 || s_.masks_fd < 0
+    if (s_.prog_fd < 0 || s_.clock_prog_fd < 0 || s_.clock_fd < 0
+        || s_.config_fd < 0 || s_.masks_fd < 0
         || s_.flows_fd < 0 || s_.stats_fd < 0 || s_.ports_fd < 0
         || s_.counters_fd < 0 || s_.failing_fd < 0 || s_.n_cpus <= 0) {
         std::snprintf(why, whylen, "the fast path's XDP program lacks a "
@@ -405,14 +412,37 @@ FastPath::flow_stats(const FlowTable::Ufid &ufid,
         return err;
     }
     *stats = FastPathFlowStats{};
+    uint64_t used = 0;
     for (const afxdp_fp_stats &s : per_cpu) {
         stats->packets += s.packets;
         stats->bytes += s.bytes;
-        if (s.used_ns > stats->used_ns) {
-            stats->used_ns = s.used_ns;
-        }
+        used = std::max(used, s.used);
     }
+    stats->used_ns = used ? monotonic_ns(used) : 0;
     return 0;
+}
+
+uint64_t
+FastPath::monotonic_ns(uint64_t hit_time) const noexcept
+{
+    // The program's clock read now, in the kernel: its jiffies beside
+    // CLOCK_MONOTONIC.  A hit counted at jiffy j came within the tick
+    // that j began: as many ticks back from the reading as j is behind.
+    uint8_t frame[64] = {};
+    LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame,
+                .data_size_in = sizeof frame, .repeat = 1);
+    afxdp_fp_clock c = {};
+    uint32_t zero = 0;
+    if (bpf_prog_test_run_opts(s_.clock_prog_fd, &run)
+        || bpf_map_lookup_elem(s_.clock_fd, &zero, &c)) {
+        c.hz = 0;   // Then the best guess is the hit time as it is.
+    }
+    if (!c.hz) {
+        return hit_time;
+    }
+    uint64_t ticks = c.jiffies >= hit_time ? c.jiffies - hit_time : 0;
+    uint64_t ago = ticks * (1000000000ull / c.hz);
+    return c.monotonic_ns > ago ? c.monotonic_ns - ago : 1;
 }
 
 int

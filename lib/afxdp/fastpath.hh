@@ -97,6 +97,9 @@ private:
              int ifindex, bool watch) noexcept;
     int attach_watch(char *why, size_t whylen) noexcept;
     int write_config() noexcept;
+    // A hit's time as the program counted it (hit_time() in
+    // fastpath.bpf.c) in CLOCK_MONOTONIC ns.
+    uint64_t monotonic_ns(uint64_t hit_time) const noexcept;
     int write_mask(uint32_t slot, const afxdp_flow_key *mask) noexcept;
     int zero_stats(uint32_t slot) noexcept;
     int write_flow(const FlowTable::Entry &e) noexcept;
@@ -114,6 +117,7 @@ private:
         int config_fd = -1, masks_fd = -1, flows_fd = -1, stats_fd = -1;
         int ports_fd = -1, counters_fd = -1;   // Owned by the object.
         int failing_fd = -1;
+        int clock_prog_fd = -1, clock_fd = -1;   // afxdp_fp_clock.
         int ifindex = 0;             // The interface it runs on.
         int n_cpus = 0;              // Per-CPU values in a lookup.
         unsigned hints = 0;
