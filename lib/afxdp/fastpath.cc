@@ -422,12 +422,10 @@ FastPath::flow_stats(const FlowTable::Ufid &ufid,
     return 0;
 }
 
-uint64_t
-FastPath::monotonic_ns(uint64_t hit_time) const noexcept
+bool
+FastPath::read_clock() const noexcept
 {
-    // The program's clock read now, in the kernel: its jiffies beside
-    // CLOCK_MONOTONIC.  A hit counted at jiffy j came within the tick
-    // that j began: as many ticks back from the reading as j is behind.
+    // afxdp_fp_clock writes its reading into fp_clock when run.
     uint8_t frame[64] = {};
     LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame,
                 .data_size_in = sizeof frame, .repeat = 1);
@@ -435,10 +433,31 @@ FastPath::monotonic_ns(uint64_t hit_time) const noexcept
     uint32_t zero = 0;
     if (bpf_prog_test_run_opts(s_.clock_prog_fd, &run)
         || bpf_map_lookup_elem(s_.clock_fd, &zero, &c)) {
-        c.hz = 0;   // Then the best guess is the hit time as it is.
+        return false;
     }
+    s_.clock = c;
+    s_.clock_read = true;
+    return true;
+}
+
+uint64_t
+FastPath::monotonic_ns(uint64_t hit_time) const noexcept
+{
+    // A reading of jiffies beside CLOCK_MONOTONIC maps one onto the other
+    // (the kernel advances jiffies from the same clock); a new one only
+    // for a hit after the last.  A hit counted at jiffy j is taken as
+    // many ticks before the reading as j is behind it: within a tick of
+    // the hit, and never after the reading.
+    if (s_.clock_read && !s_.clock.hz) {
+        return hit_time;   // The program has no tick rate: ns already.
+    }
+    if ((!s_.clock_read || hit_time > s_.clock.jiffies) && !read_clock()
+        && !s_.clock_read) {
+        return 0;   // No reading at all: the time is unknown.
+    }
+    const afxdp_fp_clock &c = s_.clock;
     if (!c.hz) {
-        return hit_time;
+        return hit_time;   // The program had no tick rate: ns already.
     }
     uint64_t ticks = c.jiffies >= hit_time ? c.jiffies - hit_time : 0;
     uint64_t ago = ticks * (1000000000ull / c.hz);

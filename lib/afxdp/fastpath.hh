@@ -98,8 +98,10 @@ private:
     int attach_watch(char *why, size_t whylen) noexcept;
     int write_config() noexcept;
     // A hit's time as the program counted it (hit_time() in
-    // fastpath.bpf.c) in CLOCK_MONOTONIC ns.
+    // fastpath.bpf.c) in CLOCK_MONOTONIC ns; 0 if the clock cannot be
+    // read.  read_clock() runs afxdp_fp_clock for a new reading.
     uint64_t monotonic_ns(uint64_t hit_time) const noexcept;
+    bool read_clock() const noexcept;
     int write_mask(uint32_t slot, const afxdp_flow_key *mask) noexcept;
     int zero_stats(uint32_t slot) noexcept;
     int write_flow(const FlowTable::Entry &e) noexcept;
@@ -118,6 +120,8 @@ private:
         int ports_fd = -1, counters_fd = -1;   // Owned by the object.
         int failing_fd = -1;
         int clock_prog_fd = -1, clock_fd = -1;   // afxdp_fp_clock.
+        mutable afxdp_fp_clock clock{};  // Its latest reading...
+        mutable bool clock_read = false; // ...if any.
         int ifindex = 0;             // The interface it runs on.
         int n_cpus = 0;              // Per-CPU values in a lookup.
         unsigned hints = 0;

@@ -613,6 +613,29 @@ mask_shape(int shape)
     return m;
 }
 
+uint64_t
+monotonic_now()
+{
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return uint64_t(now.tv_sec) * 1000000000 + uint64_t(now.tv_nsec);
+}
+
+// A flow of mask shape 'shape' (mask_shape()) that 'pkt' matches, with
+// 'verdict' (a redirect to the loopback device).
+XdpFlow
+flow_matching(const Bytes &pkt, int shape, Verdict verdict)
+{
+    XdpFlow f;
+    f.mask = mask_shape(shape);
+    f.key = masked_key(reference(pkt).key, f.mask);
+    f.verdict = verdict;
+    if (verdict == Verdict::kRedirect) {
+        f.ifindex = kLoopback;
+    }
+    return f;
+}
+
 // A random flow matching the packet whose key is 'k', with actions XDP
 // can do: VLAN changes only where the mask pins the tag down.
 XdpFlow
@@ -793,10 +816,7 @@ TEST_F(FastPathLookup, WithoutFlowsPacketsGoToTheSocketUntouched)
 TEST_F(FastPathLookup, DropCountsPacketsAndBytes)
 {
     Bytes udp = ipv4(IPPROTO_UDP);
-    XdpFlow f;
-    f.mask = mask_shape(1);
-    f.key = masked_key(reference(udp).key, f.mask);
-    f.verdict = Verdict::kDrop;
+    XdpFlow f = flow_matching(udp, 1, Verdict::kDrop);
     ASSERT_EQ(fp_.put(ufid(1), f), 0);
     for (int i = 0; i < 3; i++) {
         EXPECT_TRUE(behaves(udp, "matching UDP"));
@@ -808,13 +828,22 @@ TEST_F(FastPathLookup, DropCountsPacketsAndBytes)
     ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
     EXPECT_EQ(st.packets, 3u);
     EXPECT_EQ(st.bytes, 3 * udp.size());
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+    uint64_t now_ns = monotonic_now();
     // CLOCK_MONOTONIC of the hits, to the kernel's tick (jiffies where
     // libbpf finds the kernel's HZ): just now, not later.
     EXPECT_LE(st.used_ns, now_ns);
     EXPECT_GT(st.used_ns, now_ns - 100000000);
+    // A hit read 200 ms later is still at its own time, within a tick
+    // (10 ms at HZ=100): not at the time it was read.  (50 ms first, so
+    // that the hit is ticks after the clock reading the read above took.)
+    usleep(50000);
+    uint64_t hit_from = monotonic_now();
+    EXPECT_TRUE(behaves(udp, "matching UDP, timed"));
+    uint64_t hit_to = monotonic_now();
+    usleep(200000);
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_LE(st.used_ns, hit_to + 10000000);
+    EXPECT_GE(st.used_ns + 10000000, hit_from);
 
     // Deleted: the packet goes to OVS again; put again: counters anew.
     ASSERT_EQ(fp_.del(ufid(1)), 0);
@@ -837,11 +866,7 @@ TEST_F(FastPathLookup, RedirectRewritesAsOvsWould)
                  {tagged, VlanOp::kNone}};
     uint32_t n = 0;
     for (const Case &c : cases) {
-        XdpFlow f;
-        f.mask = mask_shape(0);
-        f.key = masked_key(reference(c.pkt).key, f.mask);
-        f.verdict = Verdict::kRedirect;
-        f.ifindex = kLoopback;
+        XdpFlow f = flow_matching(c.pkt, 0, Verdict::kRedirect);
         f.vlan = c.op;
         f.tpid = 0x88a8;
         f.tci = 0x2fff;           // PCP 1, DEI, VID 4095.
@@ -858,11 +883,7 @@ TEST_F(FastPathLookup, RedirectRewritesAsOvsWould)
 TEST_F(FastPathLookup, RedirectToAnInterfaceNotInTheMapGoesToOvsUntouched)
 {
     Bytes tagged = ipv4(IPPROTO_UDP, 7);
-    XdpFlow f;
-    f.mask = mask_shape(0);
-    f.key = masked_key(reference(tagged).key, f.mask);
-    f.verdict = Verdict::kRedirect;
-    f.ifindex = kLoopback;
+    XdpFlow f = flow_matching(tagged, 0, Verdict::kRedirect);
     f.vlan = VlanOp::kPop;
     ASSERT_EQ(fp_.put(ufid(1), f), 0);
     ASSERT_EQ(fp_.del_target(kLoopback), 0);
@@ -887,11 +908,7 @@ TEST_F(FastPathLookup, PacketsOfSeveralBuffersAreDroppedButNotRedirected)
     // 6000 bytes: the kernel's test run makes it a multi-buffer packet.
     Bytes big = ipv4(IPPROTO_UDP);
     big.resize(6000, 0x5a);
-    XdpFlow f;
-    f.mask = mask_shape(1);
-    f.key = masked_key(reference(big).key, f.mask);
-    f.verdict = Verdict::kRedirect;
-    f.ifindex = kLoopback;
+    XdpFlow f = flow_matching(big, 1, Verdict::kRedirect);
     ASSERT_EQ(fp_.put(ufid(1), f), 0);
     auto before = counters();
     ProgRun r = run(big);
@@ -939,10 +956,7 @@ TEST_F(FastPathLookup, AFlowReplacedIntoItsOwnFreedSlotWhenAllAreFull)
 TEST_F(FastPathLookup, TheCacheAnswersOnlyForTheMapsItWasFilledFrom)
 {
     Bytes udp = ipv4(IPPROTO_UDP);
-    XdpFlow f;
-    f.mask = mask_shape(1);
-    f.key = masked_key(reference(udp).key, f.mask);
-    f.verdict = Verdict::kDrop;
+    XdpFlow f = flow_matching(udp, 1, Verdict::kDrop);
     ASSERT_EQ(fp_.put(ufid(1), f), 0);
     auto filled = [&]() { return counters()[AFXDP_FP_cache_filled]; };
     uint64_t before = filled();
@@ -965,10 +979,7 @@ TEST_F(FastPathLookup, TheCacheAnswersOnlyForTheMapsItWasFilledFrom)
     EXPECT_TRUE(behaves(udp, "after the replacement, again"));
     // Another flow put, of another mask, first in slot order for this
     // packet: it wins over the cached one.
-    XdpFlow g;
-    g.mask = mask_shape(0);
-    g.key = masked_key(reference(udp).key, g.mask);
-    g.verdict = Verdict::kDrop;
+    XdpFlow g = flow_matching(udp, 0, Verdict::kDrop);
     ASSERT_EQ(fp_.del(ufid(1)), 0);
     ASSERT_EQ(fp_.put(ufid(2), g), 0);
     ASSERT_EQ(fp_.put(ufid(1), f), 0);
@@ -1137,10 +1148,7 @@ TEST_F(FastPathLookup, PartialOffloadHandsTheMarkToTheSocket)
     fp_ = r.take();
 
     Bytes udp = ipv4(IPPROTO_UDP, 42);
-    XdpFlow f;
-    f.mask = mask_shape(1);
-    f.key = masked_key(reference(udp).key, f.mask);
-    f.verdict = Verdict::kToSocket;
+    XdpFlow f = flow_matching(udp, 1, Verdict::kToSocket);
     f.mark = 0x12345;
     ASSERT_EQ(fp_.put(ufid(1), f), 0);
 
