@@ -17,7 +17,8 @@
 //
 //   ovs-afxdp-pktgen sink IFNAME SECONDS
 //       Attaches an XDP program to IFNAME that counts and drops every
-//       frame, waits SECONDS, and prints "received PACKETS SECONDS MPPS".
+//       frame, waits SECONDS (or until SIGINT or SIGTERM), and prints
+//       "received PACKETS SECONDS MPPS".
 //
 //   ovs-afxdp-pktgen redirect IN OUT SECONDS
 //       The benchmark's bare XDP forwarder: attaches to IN a program that
@@ -55,6 +56,7 @@
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <net/if.h>
+#include <csignal>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
@@ -323,6 +325,11 @@ gen_skb(const char *ifname, double seconds, size_t size, unsigned flows,
 int
 sink(const char *ifname, double seconds)
 {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop, nullptr);
     int ifindex = int(if_nametoindex(ifname));
     if (!ifindex) {
         return fail(ifname, errno);
@@ -366,7 +373,12 @@ sink(const char *ifname, double seconds)
     };
     uint64_t before = total();
     auto start = Clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    // SECONDS, or less if SIGINT or SIGTERM comes first (blocked above, so
+    // that it ends only this wait).
+    timespec wait;
+    wait.tv_sec = time_t(seconds);
+    wait.tv_nsec = long((seconds - double(wait.tv_sec)) * 1e9);
+    sigtimedwait(&stop, nullptr, &wait);
     uint64_t got = total() - before;
     report("received", got, start);
     bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, nullptr);
