@@ -58,6 +58,12 @@ static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
  * time): from flow_get, which the revalidators call for every flow. */
 #define TARGET_CHECK_MSEC 100
 
+/* A target that took no XDP frames is asked again when a flow to it is
+ * put, at most this often: a flow put just after its target's peer got an
+ * XDP program (a first packet came before it) is redirected from its
+ * first packets, not from the revalidators' next round. */
+#define TARGET_RECHECK_ON_PUT_MSEC 10
+
 /* A megaflow OVS offloaded to one of our ports, as OVS gave it. */
 struct offloaded_flow {
     struct hmap_node node;         /* In 'flows', by ufid. */
@@ -98,6 +104,7 @@ struct redirect_target {
     bool ok;                        /* In the input's devmap: it takes XDP
                                      * frames. */
     char why[128];                  /* If not, why. */
+    long long int checked;          /* time_msec() of the last check. */
 };
 
 /* Lock order: 'offload_mutex', then netdev-afxdp.c's.  'targets_mutex'
@@ -466,6 +473,8 @@ target_check(struct redirect_target *t)
     char why[sizeof t->why] = "";
     bool ok = afxdp_xdp_target_ok(t->ifindex, why, sizeof why);
     uint64_t lost;
+
+    t->checked = time_msec();
     bool withdrawn = t->ok
                      && netdev_afxdp_fast_path_target_lost(t->netdev,
                                                            t->ifindex, &lost);
@@ -475,9 +484,9 @@ target_check(struct redirect_target *t)
          * there: put it back only if the kernel says it takes redirects
          * again.  (A veth whose peer is down says so, and fails the next
          * bulk: once a check, counted in redirect_lost, seldom logged.) */
-        static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(2, 1);
+        static struct vlog_rate_limit lost_rl = VLOG_RATE_LIMIT_INIT(2, 1);
 
-        VLOG_INFO_RL(&rl, "%s: the kernel refused XDP redirects to %s "
+        VLOG_INFO_RL(&lost_rl, "%s: the kernel refused XDP redirects to %s "
                      "(%"PRIu64" frames lost so far); they went through OVS "
                      "since.", netdev_get_name(t->netdev), t->name, lost);
     } else if (ok == t->ok && !strcmp(why, t->why)) {
@@ -503,7 +512,8 @@ target_check(struct redirect_target *t)
     return true;
 }
 
-/* The targets of a flow's outputs join its input's targets. */
+/* The targets of a flow's outputs join its input's targets; one known
+ * not to take XDP frames is asked again. */
 static void
 targets_add(const struct netdev *netdev, const struct afxdp_flow_action *a,
             size_t n)
@@ -512,8 +522,15 @@ targets_add(const struct netdev *netdev, const struct afxdp_flow_action *a,
     for (size_t i = 0; i < n; i++) {
         struct redirect_target *t;
 
-        if (a[i].type != AFXDP_ACTION_OUTPUT || !a[i].output.xdp_target
-            || target_find(netdev, a[i].output.ifindex)) {
+        if (a[i].type != AFXDP_ACTION_OUTPUT || !a[i].output.xdp_target) {
+            continue;
+        }
+        t = target_find(netdev, a[i].output.ifindex);
+        if (t) {
+            if (!t->ok
+                && time_msec() - t->checked >= TARGET_RECHECK_ON_PUT_MSEC) {
+                target_check(t);
+            }
             continue;
         }
         t = xzalloc(sizeof *t);
