@@ -473,11 +473,11 @@ target_check(struct redirect_target *t)
     char why[sizeof t->why] = "";
     bool ok = afxdp_xdp_target_ok(t->ifindex, why, sizeof why);
     uint64_t lost;
-
-    t->checked = time_msec();
     bool withdrawn = t->ok
                      && netdev_afxdp_fast_path_target_lost(t->netdev,
                                                            t->ifindex, &lost);
+
+    t->checked = time_msec();
 
     if (withdrawn) {
         /* XDP took it out at the first bulk the kernel failed to send
