@@ -637,6 +637,7 @@ flow_read_stats(struct offloaded_flow *f, struct dpif_flow_stats *stats)
     stats->n_packets = f->base.n_packets + f->last.n_packets;
     stats->n_bytes = f->base.n_bytes + f->last.n_bytes;
     stats->used = MAX(f->base.used_msec, f->last.used_msec);
+    stats->tcp_flags = f->base.tcp_flags | f->last.tcp_flags;
 }
 /* Folds the counts of 'f' so far into 'base': its XDP flow restarts. */
 static void
@@ -646,6 +647,7 @@ flow_restart_stats(struct offloaded_flow *f)
     f->base.n_packets += f->last.n_packets;
     f->base.n_bytes += f->last.n_bytes;
     f->base.used_msec = MAX(f->base.used_msec, f->last.used_msec);
+    f->base.tcp_flags |= f->last.tcp_flags;
     memset(&f->last, 0, sizeof f->last);
 }
 

@@ -681,6 +681,9 @@ enum afxdp_offload_refusal afxdp_flow_describe(
  * carry out goes to OVS untouched, counted as the reason, and OVS then
  * does what the flow says. */
 #define AFXDP_FP_COUNTERS                                                   \
+    AFXDP_FP_COUNTER(unpolled,                                            \
+                     "packets of a receive queue OVS does not poll, to "    \
+                     "the kernel's stack as without the fast path")         \
     AFXDP_FP_COUNTER(punted,                                              \
                      "packets the parser cannot describe, to OVS")          \
     AFXDP_FP_COUNTER(missed, "packets no offloaded flow matched, to OVS")   \
@@ -752,12 +755,17 @@ int afxdp_dev_flow_del(struct afxdp_dev *, const uint32_t ufid[4])
     AFXDP_NOEXCEPT;
 
 /* What XDP did for a flow since it was put: packets and bytes it dropped
- * or redirected (those it handed to OVS, OVS counts), and when. */
+ * or redirected (those it handed to OVS, OVS counts), when, and the TCP
+ * flags they carried. */
 struct afxdp_flow_stats {
     uint64_t n_packets;
     uint64_t n_bytes;
     long long used_msec;     /* CLOCK_MONOTONIC milliseconds (OVS's
                               * time_msec()) of the last; 0 if none. */
+    uint16_t tcp_flags;      /* Of all of them, or'ed, in host order, as
+                              * OVS's dpif_flow_stats has them (its
+                              * fin_timeout action acts on a FIN or RST
+                              * among them). */
 };
 int afxdp_dev_flow_stats(const struct afxdp_dev *, const uint32_t ufid[4],
                          struct afxdp_flow_stats *) AFXDP_NOEXCEPT;

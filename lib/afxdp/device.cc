@@ -220,7 +220,7 @@ afxdp_dev::load_fast_path(const afxdp_dev_config &cfg,
     // With the hints of the program it stands in for (none in generic
     // mode), bound to the device as that one is.
     auto fp = afxdp::FastPath::load(prog.map_fd(), why, sizeof why,
-                                    prog.hints(), ifindex_);
+                                    prog.hints(), ifindex_, n_queues_);
     if (!fp.ok()) {
         without_fast_path(cfg, why);
         return false;
@@ -557,6 +557,7 @@ afxdp_dev::flow_stats(const uint32_t ufid[4], afxdp_flow_stats *out) const
     out->n_bytes = st.bytes;
     // Both CLOCK_MONOTONIC.
     out->used_msec = (long long) (st.used_ns / 1000000);
+    out->tcp_flags = st.tcp_flags;
     return 0;
 }
 

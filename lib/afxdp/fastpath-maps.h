@@ -44,7 +44,11 @@ struct afxdp_fp_config {
     uint32_t targets_failing;      /* fp_failing may have entries: look
                                     * there before redirecting.  Set by the
                                     * watcher, cleared by the core. */
-    uint32_t pad;
+    uint32_t n_queues;             /* The receive queues OVS polls, 0 ..
+                                    * n_queues - 1.  A packet on another
+                                    * is not OVS's: it goes to the
+                                    * kernel's stack, as without the fast
+                                    * path, and no flow acts on it. */
     uint64_t generation;           /* Moves at every write of this config,
                                     * which the core makes after every
                                     * change of masks or flows: what
@@ -155,6 +159,11 @@ struct afxdp_fp_stats {
     uint64_t used;                 /* The last hit: jiffies, or with no
                                     * tick rate in fp_clock, the coarse
                                     * CLOCK_MONOTONIC in ns. */
+    uint16_t tcp_flags;            /* The TCP flags of every hit, or'ed, as
+                                    * the key holds them (network order):
+                                    * OVS shortens a rule's timeouts on a
+                                    * FIN or RST (fin_timeout) from them. */
+    uint16_t pad[3];
 };
 
 struct afxdp_fp_clock {

@@ -439,10 +439,10 @@ hit_time(void)
 
 /* A packet the flow's actions were carried out on in XDP, for OVS's
  * statistics of the flow: 'len' as OVS counts it (a stripped tag
- * included).  A packet that goes up to OVS is not counted: OVS counts
- * it. */
+ * included), and its TCP flags (0 if it is no TCP segment).  A packet
+ * that goes up to OVS is not counted: OVS counts it. */
 static __always_inline void
-count_hit(const struct afxdp_fp_action *a, __u32 len)
+count_hit(const struct afxdp_fp_action *a, __u32 len, __be16 tcp_flags)
 {
     __u32 slot = a->stats_slot;
     struct afxdp_fp_stats *st = bpf_map_lookup_elem(&fp_stats, &slot);
@@ -450,6 +450,7 @@ count_hit(const struct afxdp_fp_action *a, __u32 len)
         st->packets++;
         st->bytes += len;
         st->used = hit_time();
+        st->tcp_flags |= tcp_flags;
     }
 }
 
@@ -755,13 +756,21 @@ fast_path(struct xdp_md *ctx, const int hinted)
             tag.tci = bpf_htons(tci);
         }
     }
+    __u32 zero = 0;
+    const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
+                                                            &zero);
+    if (cfg && ctx->rx_queue_index >= cfg->n_queues) {
+        /* Not OVS's packet (a NIC with more queues than the port polls):
+         * the plain program would give it to the kernel, with no socket
+         * on its queue, and so do we.  A megaflow is what OVS decided for
+         * the packets it receives, not for these. */
+        count(AFXDP_FP_unpolled);
+        return XDP_PASS;
+    }
     if (parse_key(data, end, len, &tag, &key) != PARSED) {
         count(AFXDP_FP_punted);
         return to_socket(ctx, hinted, &tag, 0, 0, 0);
     }
-    __u32 zero = 0;
-    const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
-                                                            &zero);
     const struct afxdp_fp_action *a = cfg ? lookup(&key, cfg) : 0;
     if (!a) {
         count(AFXDP_FP_missed);
@@ -770,7 +779,7 @@ fast_path(struct xdp_md *ctx, const int hinted)
     /* OVS's length of the packet: with the tag it sees. */
     const __u32 ovs_len = len + (tag.present ? 4 : 0);
     if (a->verdict == AFXDP_FP_DROP) {
-        count_hit(a, ovs_len);
+        count_hit(a, ovs_len, key.tcp_flags);
         count(AFXDP_FP_dropped);
         return XDP_DROP;
     }
@@ -792,7 +801,7 @@ fast_path(struct xdp_md *ctx, const int hinted)
             count(AFXDP_FP_rewrite_failed);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
-        count_hit(a, ovs_len);
+        count_hit(a, ovs_len, key.tcp_flags);
         count(AFXDP_FP_redirected);
         return XDP_REDIRECT;
     }

@@ -2,6 +2,7 @@
 #include "fastpath.hh"
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
@@ -78,7 +79,7 @@ FastPath::built() noexcept
 
 Result<FastPath>
 FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
-               int ifindex) noexcept
+               int ifindex, unsigned n_queues) noexcept
 {
     using R = Result<FastPath>;
     if (!built()) {
@@ -108,6 +109,7 @@ FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
             "(%s): a target that stops taking them is taken out at the "
             "next check", watch_why);
     }
+    fp.s_.n_queues = n_queues;
     fp.write_config();
     return fp;
 }
@@ -251,7 +253,7 @@ FastPath::write_config() noexcept
     // whatever the program cached before is stale.
     afxdp_fp_config c = {s_.table.mask_slots(), uint32_t(s_.ifindex),
                          !bpf_map_get_next_key(s_.failing_fd, nullptr, &key),
-                         0, ++s_.generation};
+                         s_.n_queues, ++s_.generation};
     errno = 0;
     return map_result(bpf_map_update_elem(s_.config_fd, &zero, &c, BPF_ANY));
 }
@@ -413,11 +415,14 @@ FastPath::flow_stats(const FlowTable::Ufid &ufid,
     }
     *stats = FastPathFlowStats{};
     uint64_t used = 0;
+    uint16_t tcp_flags = 0;
     for (const afxdp_fp_stats &s : per_cpu) {
         stats->packets += s.packets;
         stats->bytes += s.bytes;
         used = std::max(used, s.used);
+        tcp_flags |= s.tcp_flags;
     }
+    stats->tcp_flags = ntohs(tcp_flags);
     stats->used_ns = used ? monotonic_ns(used) : 0;
     return 0;
 }

@@ -32,6 +32,8 @@ struct FastPathFlowStats {
     uint64_t packets = 0;
     uint64_t bytes = 0;
     uint64_t used_ns = 0;   // CLOCK_MONOTONIC of the last hit; 0: none.
+    uint16_t tcp_flags = 0; // Of every hit, or'ed: OVS's TCP_FLAGS(), host
+                            // order.
 };
 
 class FastPath {
@@ -45,10 +47,12 @@ public:
     // one of the program's own (for tests).  With 'hints' (RxHint bits)
     // the program asks the driver of 'ifindex' for them, as the plain
     // program with hints does, and is bound to that device (its native
-    // mode only).  On failure 'why' says why.
+    // mode only).  Its flows act only on packets of the receive queues
+    // OVS polls, 0 .. 'n_queues' - 1 (a test run's packet is on queue 0).
+    // On failure 'why' says why.
     static Result<FastPath> load(int xsk_map_fd, char *why, size_t whylen,
-                                 unsigned hints = 0,
-                                 int ifindex = 0) noexcept;
+                                 unsigned hints = 0, int ifindex = 0,
+                                 unsigned n_queues = 1) noexcept;
 
     // The hints it asks for.
     unsigned hints() const noexcept { return s_.hints; }
@@ -125,6 +129,7 @@ private:
         int ifindex = 0;             // The interface it runs on.
         int n_cpus = 0;              // Per-CPU values in a lookup.
         unsigned hints = 0;
+        unsigned n_queues = 1;       // The queues OVS polls (fp_config).
         uint64_t generation = 0;     // fp_config's, as last written.
         FlowTable table;
     };

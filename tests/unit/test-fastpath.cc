@@ -711,13 +711,16 @@ protected:
         ASSERT_EQ(fp_.add_target(kLoopback), 0);
     }
 
-    ProgRun run(const Bytes &pkt)
+    // With 'ifindex', as received on its receive queue 'queue'.
+    ProgRun run(const Bytes &pkt, int ifindex = 0, uint32_t queue = 0)
     {
         ProgRun r;
         Bytes data = pkt;
         r.out.resize(pkt.size() + 64);
         xdp_md ctx_in = {}, ctx_out = {};
         ctx_in.data_end = uint32_t(pkt.size());
+        ctx_in.ingress_ifindex = uint32_t(ifindex);
+        ctx_in.rx_queue_index = queue;
         LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = data.data(),
                     .data_out = r.out.data(),
                     .data_size_in = uint32_t(data.size()),
@@ -852,6 +855,101 @@ TEST_F(FastPathLookup, DropCountsPacketsAndBytes)
     ASSERT_EQ(fp_.put(ufid(1), f), 0);
     ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
     EXPECT_EQ(st.packets, 0u);
+}
+
+TEST_F(FastPathLookup, TheTcpFlagsOfItsHitsReachTheFlowsStats)
+{
+    // OVS's fin_timeout shortens a rule's timeouts when its flow's stats
+    // show a FIN or RST; XDP's hits must show them as OVS's would.
+    Bytes tcp = ipv4(IPPROTO_TCP);
+    const size_t flags_at = 14 + 20 + 13;
+    XdpFlow f = flow_matching(tcp, 1, Verdict::kDrop);   // No flags in it.
+    ASSERT_EQ(fp_.put(ufid(1), f), 0);
+    FastPathFlowStats st;
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.tcp_flags, 0u);
+    for (uint8_t flags : {0x02, 0x10, 0x11}) {   // SYN, ACK, FIN|ACK.
+        tcp[flags_at] = flags;
+        EXPECT_TRUE(behaves(tcp, "TCP"));
+    }
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.packets, 3u);
+    EXPECT_EQ(st.tcp_flags, 0x013u);
+    // The 12 bits OVS keeps (TCP_FLAGS()): NS, next to the data offset,
+    // in host order.
+    tcp[flags_at - 1] |= 0x01;
+    tcp[flags_at] = 0x04;                        // RST.
+    EXPECT_TRUE(behaves(tcp, "TCP with NS"));
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.tcp_flags, 0x117u);
+
+    // Not TCP: no flags, whatever its bytes there.
+    Bytes udp = ipv4(IPPROTO_UDP);
+    udp[flags_at] = 0xff;
+    ASSERT_EQ(fp_.put(ufid(2), flow_matching(udp, 1, Verdict::kDrop)), 0);
+    EXPECT_TRUE(behaves(udp, "UDP"));
+    ASSERT_EQ(fp_.flow_stats(ufid(2), &st), 0);
+    EXPECT_EQ(st.packets, 1u);
+    EXPECT_EQ(st.tcp_flags, 0u);
+
+    // Put anew: its flags start again.
+    ASSERT_EQ(fp_.del(ufid(1)), 0);
+    ASSERT_EQ(fp_.put(ufid(1), f), 0);
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.tcp_flags, 0u);
+}
+
+TEST_F(FastPathLookup, PacketsOfAQueueOvsDoesNotPollAreLeftToTheKernel)
+{
+    // A NIC with more receive queues than the port polls: the plain
+    // program gives the others' packets to the kernel (no socket on
+    // their queue), and the fast path's flows, OVS's decisions about the
+    // packets it receives, must not act on them.  The fixture's program
+    // is told of one queue; a device with two receives on both.
+    afxdp_test::VethNetns net;
+    if (!net.skip_reason().empty()) {
+        GTEST_SKIP() << net.skip_reason();
+    }
+    ASSERT_EQ(afxdp_test::run_ip("link add afq0 numrxqueues 2 numtxqueues 2 "
+                                 "type veth peer name afq1 numrxqueues 2 "
+                                 "numtxqueues 2"), "");
+    int ifindex = int(if_nametoindex("afq0"));
+    ASSERT_GT(ifindex, 0);
+    Bytes udp = ipv4(IPPROTO_UDP);
+    ASSERT_EQ(fp_.put(ufid(1), flow_matching(udp, 1, Verdict::kDrop)), 0);
+    ASSERT_EQ(fp_.put(ufid(2), flow_matching(ipv4(IPPROTO_TCP), 1,
+                                             Verdict::kRedirect)), 0);
+
+    for (const Bytes &pkt : {udp, ipv4(IPPROTO_TCP)}) {
+        auto before = counters();
+        ProgRun r = run(pkt, ifindex, 1);
+        auto after = counters();
+        EXPECT_EQ(r.retval, uint32_t(XDP_PASS));
+        EXPECT_EQ(Bytes(r.out.begin() + r.data, r.out.end()), pkt)
+            << "a packet for the kernel, as it came";
+        for (int c = 0; c < AFXDP_FP_N_COUNTERS; c++) {
+            EXPECT_EQ(after[c] - before[c], c == AFXDP_FP_unpolled ? 1u : 0u)
+                << "counter " << c;
+        }
+    }
+    FastPathFlowStats st;
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.packets, 0u);
+
+    // The queue it polls: the flow's.
+    EXPECT_EQ(run(udp, ifindex, 0).retval, uint32_t(XDP_DROP));
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.packets, 1u);
+
+    // Told of both, it takes both.
+    char why[256] = "";
+    auto both = FastPath::load(-1, why, sizeof why, 0, 0, 2);
+    ASSERT_TRUE(both.ok()) << why;
+    fp_ = both.take();
+    ASSERT_EQ(fp_.put(ufid(1), flow_matching(udp, 1, Verdict::kDrop)), 0);
+    EXPECT_EQ(run(udp, ifindex, 1).retval, uint32_t(XDP_DROP));
+    ASSERT_EQ(fp_.flow_stats(ufid(1), &st), 0);
+    EXPECT_EQ(st.packets, 1u);
 }
 
 TEST_F(FastPathLookup, RedirectRewritesAsOvsWould)
