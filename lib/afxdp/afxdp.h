@@ -687,6 +687,9 @@ enum afxdp_offload_refusal afxdp_flow_describe(
     AFXDP_FP_COUNTER(punted,                                              \
                      "packets the parser cannot describe, to OVS")          \
     AFXDP_FP_COUNTER(missed, "packets no offloaded flow matched, to OVS")   \
+    AFXDP_FP_COUNTER(changing,                                            \
+                     "packets that met a flow or mask while the core "      \
+                     "rewrote it, to OVS")                                  \
     AFXDP_FP_COUNTER(redirected,                                          \
                      "packets a flow redirected to another interface")      \
     AFXDP_FP_COUNTER(dropped, "packets a flow dropped")                     \

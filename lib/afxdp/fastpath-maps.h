@@ -27,7 +27,19 @@
  * The core changes them in an order that never shows a packet a flow
  * half made: a mask is written before any flow uses its slot and freed
  * after its last flow is gone; a flow's counters are zeroed before the
- * flow goes in; a flow's action is replaced whole (a hash map update). */
+ * flow goes in; a flow's action is replaced whole (a hash map update).
+ *
+ * That order is not enough on its own.  A packet on another CPU may hold
+ * a flow entry or a mask slot while the core rewrites it: the kernel
+ * reuses a deleted or replaced hash entry at once (in its next update),
+ * and an array slot is rewritten in place; either copy is plain memcpy,
+ * which a reader can see half done.  So each entry carries a check (a
+ * hash of its words, AFXDP_FP_CHECK below) that the program recomputes
+ * over the very words it loaded and uses: a mix of two versions fails it,
+ * and the packet goes to OVS ('changing').  And a flow carries the
+ * generation of the mask it was put under, which each mask slot's entry
+ * holds: a packet that masked its key with a slot's earlier mask (whole,
+ * its check good) cannot meet a flow put under the slot's next one. */
 #ifndef AFXDP_FASTPATH_MAPS_H
 #define AFXDP_FASTPATH_MAPS_H 1
 
@@ -61,8 +73,12 @@ struct afxdp_fp_mask {
     uint32_t in_use;               /* A free slot has no flows: skipping
                                     * it saves a lookup.  (An all-zero
                                     * mask is a real one.) */
-    uint32_t pad;
+    uint32_t generation;           /* Moves when the slot's mask or use
+                                    * does; never 0 once written. */
+    uint64_t check;                /* AFXDP_FP_CHECK of the words above. */
 };
+#define AFXDP_FP_MASK_WORDS 11     /* Checked: the mask, in_use and
+                                    * generation. */
 
 /* fp_flows is keyed by a mask slot and a hash of the masked key, not by
  * the key itself: the kernel then hashes 16 bytes a lookup, not 88 (its
@@ -136,7 +152,33 @@ struct afxdp_fp_action {
 struct afxdp_fp_flow {
     struct afxdp_flow_key key;     /* Masked: compared whole. */
     struct afxdp_fp_action action;
+    uint32_t mask_generation;      /* Its slot's, when it was put. */
+    uint64_t check;                /* AFXDP_FP_CHECK of the words above. */
 };
+#define AFXDP_FP_FLOW_WORDS 16     /* Checked: key, action, generation. */
+
+/* What a packet takes of the flow it met: the words after the key. */
+struct afxdp_fp_flow_tail {
+    struct afxdp_fp_action action;
+    uint32_t mask_generation;
+};
+
+/* An entry's check: its first N 64-bit words W(i), each times its own odd
+ * constant, summed from a nonzero seed (an all-zero entry does not pass),
+ * then mixed.  Two versions of an entry that differ in one word never
+ * share a check; the program sums the words as it loads them, so only a
+ * multiply and an add a word. */
+#define AFXDP_FP_CHECK_SEED 0x6a09e667f3bcc908ull
+
+static inline __attribute__((always_inline)) uint64_t
+afxdp_fp_check_mix(uint64_t h)
+{
+    h ^= h >> 32;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 32);
+}
 
 /* The exact-match cache, per CPU and direct-mapped by
  * afxdp_fp_key_hash() of a packet's whole key: the flow that key met
@@ -148,7 +190,9 @@ struct afxdp_fp_flow {
 
 struct afxdp_fp_emc_entry {
     struct afxdp_flow_key key;     /* A packet's, unmasked. */
-    struct afxdp_fp_action action; /* The flow it met. */
+    struct afxdp_fp_flow_tail flow;  /* The flow it met: its action, as
+                                      * the program copied and checked
+                                      * it from the flow map. */
     uint64_t generation;           /* fp_config's when the flow was
                                     * found; 0: empty. */
 };

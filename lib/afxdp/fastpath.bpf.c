@@ -593,17 +593,36 @@ keys_equal(const struct afxdp_flow_key *a, const struct afxdp_flow_key *b)
     return !diff;
 }
 
+/* One word of a map entry, loaded once: the value checked is the value
+ * used (a plain load the compiler may repeat, and the core may have
+ * rewritten the word in between). */
+#define LOAD_ONCE(P) (*(const volatile __u64 *) (P))
+
+enum lookup_result {
+    FOUND,
+    NOT_FOUND,
+    CHANGING,            /* Met an entry the core was rewriting. */
+};
+
 /* The flow whose mask and masked key the packet's key meets first, in
- * slot order. */
-static __always_inline const struct afxdp_fp_flow *
+ * slot order: its action into the cache entry 'e', emptied first.  Each
+ * word of the mask and of the
+ * flow is loaded once and summed into the entry's check as it is used;
+ * a check that fails, or a flow put under another mask than the one the
+ * key was masked with, means the core is changing them (see
+ * fastpath-maps.h): CHANGING, and the packet goes to OVS. */
+static __always_inline enum lookup_result
 lookup_masks(const struct afxdp_flow_key *key,
-             const struct afxdp_fp_config *cfg)
+             const struct afxdp_fp_config *cfg,
+             struct afxdp_fp_emc_entry *e)
 {
+    struct afxdp_fp_flow_tail *out = &e->flow;
     __u32 n = cfg->mask_slots;
     struct afxdp_fp_flow_key fk;
     struct afxdp_flow_key mk __attribute__((aligned(8)));
     const __u64 *k = (const __u64 *) key;
-    __u64 *out = (__u64 *) &mk;
+    __u64 *mkw = (__u64 *) &mk;
+    __u64 *tail = (__u64 *) out;
 
     fk.pad = 0;
     /* 64 bits: spilled to the stack, a 32-bit counter loses its value to
@@ -615,48 +634,97 @@ lookup_masks(const struct afxdp_flow_key *key,
         __u32 index = slot;
         const struct afxdp_fp_mask *m = bpf_map_lookup_elem(&fp_masks,
                                                             &index);
-        if (!m || !m->in_use) {
+        if (!m) {
             continue;
         }
-        const __u64 *mw = (const __u64 *) &m->mask;
+        const __u64 *mw = (const __u64 *) m;
+        /* in_use and the generation: the word after the mask. */
+        union {
+            __u64 word;
+            struct {
+                __u32 in_use;
+                __u32 generation;
+            };
+        } use;
+        use.word = LOAD_ONCE(&mw[AFXDP_FP_KEY_WORDS]);
+        if (!use.in_use) {
+            continue;
+        }
+        __u64 mcheck = AFXDP_FP_CHECK_SEED
+                       + use.word * AFXDP_FP_HASH_MUL(AFXDP_FP_KEY_WORDS);
 #pragma unroll
-        for (int i = 0; i < sizeof mk / 8; i++) {
-            out[i] = k[i] & mw[i];
+        for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
+            __u64 w = LOAD_ONCE(&mw[i]);
+            mkw[i] = k[i] & w;
+            mcheck += w * AFXDP_FP_HASH_MUL(i);
         }
         fk.mask_slot = slot;
         fk.hash = afxdp_fp_key_hash(&mk);
         const struct afxdp_fp_flow *f = bpf_map_lookup_elem(&fp_flows, &fk);
-        if (f && keys_equal(&f->key, &mk)) {
-            return f;
+        if (!f) {
+            continue;
         }
+        const __u64 *fw = (const __u64 *) f;
+        e->generation = 0;   /* Per CPU: no reader until it is whole. */
+        __u64 fcheck = AFXDP_FP_CHECK_SEED, diff = 0;
+#pragma unroll
+        for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
+            __u64 w = LOAD_ONCE(&fw[i]);
+            diff |= w ^ mkw[i];
+            fcheck += w * AFXDP_FP_HASH_MUL(i);
+        }
+#pragma unroll
+        for (int i = AFXDP_FP_KEY_WORDS; i < AFXDP_FP_FLOW_WORDS; i++) {
+            __u64 w = LOAD_ONCE(&fw[i]);
+            tail[i - AFXDP_FP_KEY_WORDS] = w;
+            fcheck += w * AFXDP_FP_HASH_MUL(i);
+        }
+        if (afxdp_fp_check_mix(fcheck) != LOAD_ONCE(&f->check)
+            || afxdp_fp_check_mix(mcheck) != LOAD_ONCE(&m->check)) {
+            return CHANGING;
+        }
+        if (diff) {
+            continue;   /* Another key of the same hash. */
+        }
+        if (out->mask_generation != use.generation) {
+            return CHANGING;
+        }
+        return FOUND;
     }
-    return 0;
+    return NOT_FOUND;
 }
 
 /* The flow the packet's key meets: from this CPU's exact-match cache if
  * it was found there under the maps' present generation, else from the
- * mask slots, then cached.  The generation is read before the slots are:
- * an entry found in maps that change meanwhile is cached under the old
- * one, and never trusted. */
+ * mask slots, copied into the cache.  The generation is read before the
+ * slots are: an entry found in maps that change meanwhile is cached
+ * under the old one, and never trusted.  NULL if none, with 'changing'
+ * set if that is because the core was changing what the packet met. */
 static __always_inline const struct afxdp_fp_action *
-lookup(const struct afxdp_flow_key *key, const struct afxdp_fp_config *cfg)
+lookup(const struct afxdp_flow_key *key, const struct afxdp_fp_config *cfg,
+       int *changing)
 {
     const __u64 generation = cfg->generation;
     __u32 index = afxdp_fp_key_hash(key) & (AFXDP_FP_EMC_SIZE - 1);
     struct afxdp_fp_emc_entry *e = bpf_map_lookup_elem(&fp_emc, &index);
-    if (e && generation && e->generation == generation
+    if (!e) {
+        return 0;   /* Cannot be: the index is in range. */
+    }
+    if (generation && e->generation == generation
         && keys_equal(&e->key, key)) {
-        return &e->action;
+        return &e->flow.action;
     }
-    const struct afxdp_fp_flow *f = lookup_masks(key, cfg);
-    if (f && e) {
-        e->generation = 0;   /* Per CPU: no reader until it is whole. */
-        e->key = *key;
-        e->action = f->action;
-        e->generation = generation;
-        count(AFXDP_FP_cache_filled);
+    /* The flow is copied straight into the entry, and only a flow found
+     * whole makes it whole again. */
+    enum lookup_result r = lookup_masks(key, cfg, e);
+    if (r != FOUND) {
+        *changing = r == CHANGING;
+        return 0;
     }
-    return f ? &f->action : 0;
+    e->key = *key;
+    e->generation = generation;
+    count(AFXDP_FP_cache_filled);
+    return &e->flow.action;
 }
 
 /* OVS's set_eth on one address: value | (old & ~mask). */
@@ -771,9 +839,11 @@ fast_path(struct xdp_md *ctx, const int hinted)
         count(AFXDP_FP_punted);
         return to_socket(ctx, hinted, &tag, 0, 0, 0);
     }
-    const struct afxdp_fp_action *a = cfg ? lookup(&key, cfg) : 0;
+    int changing = 0;
+    const struct afxdp_fp_action *a = cfg ? lookup(&key, cfg, &changing)
+                                          : 0;
     if (!a) {
-        count(AFXDP_FP_missed);
+        count(changing ? AFXDP_FP_changing : AFXDP_FP_missed);
         return to_socket(ctx, hinted, &tag, &key, 0, 0);
     }
     /* OVS's length of the packet: with the tag it sees. */

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <linux/bpf.h>
@@ -44,6 +45,34 @@ action_of(const FlowTable::Entry &e)
     a.set_eth = a.set_eth != 0;
     return a;
 }
+
+static_assert(sizeof(afxdp_flow_key) == 8 * AFXDP_FP_KEY_WORDS, "");
+static_assert(offsetof(afxdp_fp_mask, check) == 8 * AFXDP_FP_MASK_WORDS,
+              "the mask's check follows the words it checks");
+static_assert(offsetof(afxdp_fp_flow, check) == 8 * AFXDP_FP_FLOW_WORDS,
+              "the flow's check follows the words it checks");
+static_assert(offsetof(afxdp_fp_flow, action)
+              == 8 * AFXDP_FP_KEY_WORDS, "the tail follows the key");
+static_assert(sizeof(afxdp_fp_flow_tail)
+              == 8 * (AFXDP_FP_FLOW_WORDS - AFXDP_FP_KEY_WORDS),
+              "the program copies the tail word by word");
+
+}  // namespace
+
+uint64_t
+fp_entry_check(const void *entry, unsigned n_words) noexcept
+{
+    const unsigned char *p = static_cast<const unsigned char *>(entry);
+    uint64_t h = AFXDP_FP_CHECK_SEED;
+    for (unsigned i = 0; i < n_words; i++) {
+        uint64_t w;
+        std::memcpy(&w, p + 8 * i, 8);
+        h += w * AFXDP_FP_HASH_MUL(i);
+    }
+    return afxdp_fp_check_mix(h);
+}
+
+namespace {
 
 afxdp_fp_flow_key
 flow_key(uint32_t mask_slot, const afxdp_flow_key &key)
@@ -266,6 +295,20 @@ FastPath::write_mask(uint32_t slot, const afxdp_flow_key *mask) noexcept
         m.mask = *mask;
         m.in_use = 1;
     }
+    // A new generation only when the slot changes: the flows put under
+    // it carry the one they were put under, and a mask written again as
+    // it was (a new flow of the same mask) keeps them.
+    State::Slot &s = s_.slots[slot];
+    if (!s.generation || s.in_use != m.in_use || !key_equal(s.mask, m.mask)) {
+        if (++s_.mask_generation == 0) {
+            ++s_.mask_generation;   // 0 is "never written".
+        }
+        s.generation = s_.mask_generation;
+        s.mask = m.mask;
+        s.in_use = m.in_use;
+    }
+    m.generation = s.generation;
+    m.check = fp_entry_check(&m, AFXDP_FP_MASK_WORDS);
     errno = 0;
     return map_result(bpf_map_update_elem(s_.masks_fd, &slot, &m, BPF_ANY));
 }
@@ -286,6 +329,8 @@ FastPath::write_flow(const FlowTable::Entry &e) noexcept
     afxdp_fp_flow f = {};
     f.key = e.flow.key;
     f.action = action_of(e);
+    f.mask_generation = s_.slots[e.mask_slot].generation;
+    f.check = fp_entry_check(&f, AFXDP_FP_FLOW_WORDS);
     errno = 0;
     return map_result(bpf_map_update_elem(s_.flows_fd, &k, &f, BPF_ANY));
 }

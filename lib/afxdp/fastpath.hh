@@ -36,6 +36,10 @@ struct FastPathFlowStats {
                             // order.
 };
 
+// An entry's check in the program's maps (fastpath-maps.h): over its first
+// 'n_words' 64-bit words.
+uint64_t fp_entry_check(const void *entry, unsigned n_words) noexcept;
+
 class FastPath {
 public:
     // Whether the core was built with the program (configure found clang
@@ -131,6 +135,14 @@ private:
         unsigned hints = 0;
         unsigned n_queues = 1;       // The queues OVS polls (fp_config).
         uint64_t generation = 0;     // fp_config's, as last written.
+        // Each mask slot as last written, with its generation (0: never
+        // written), and the last generation given.
+        struct Slot {
+            afxdp_flow_key mask{};
+            uint32_t in_use = 0;
+            uint32_t generation = 0;
+        } slots[AFXDP_FP_MAX_MASKS];
+        uint32_t mask_generation = 0;
         FlowTable table;
     };
 
