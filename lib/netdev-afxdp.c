@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "afxdp.h"
+#include "connectivity.h"
 #include "coverage.h"
 #include "dp-packet.h"
 #include "fatal-signal.h"
@@ -31,6 +32,7 @@
 #include "openvswitch/vlog.h"
 #include "ovs-numa.h"
 #include "packets.h"
+#include "seq.h"
 #include "smap.h"
 #include "unixctl.h"
 #include "util.h"
@@ -344,7 +346,7 @@ afxdp_umem_peers_changed(const struct netdev *netdev, uint32_t umem_id)
         }
         afxdp_dev_get_info(peer->core, &info);
         if (info.umem_id == umem_id) {
-            netdev_change_seq_changed(peer->netdev);
+            netdev_afxdp_status_changed(peer->netdev);
         }
     }
 }
@@ -518,7 +520,7 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         netdev->n_txq = port->applied.n_queues;
     }
     reopened = port->core && port->offload_applied;
-    netdev_change_seq_changed(netdev);
+    netdev_afxdp_status_changed(netdev);
 out:
     ovs_mutex_unlock(&dev->mutex);
     ovs_mutex_unlock(&afxdp_ports_mutex);
@@ -806,7 +808,7 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
                   "nothing.  Change any of its options, or delete and add "
                   "it, to attach it again.", netdev_get_name(netdev));
         port->warned_prog_gone = true;
-        netdev_change_seq_changed(netdev);
+        netdev_afxdp_status_changed(netdev);
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
 
@@ -992,6 +994,20 @@ netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid)
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
     return error;
+}
+
+/* OVS's netdev_change_seq_changed() wakes the bridge (the connectivity
+ * seq) before it moves the netdev's change_seq.  A bridge woken so from
+ * another thread may read the old change_seq, take the status as it was,
+ * and not read it again until some other change: OVS 3.7 puts flows from
+ * the PMD threads, and a redirect target that came up stayed "off" in
+ * status for good (one autotest run in three).  Waking the bridge again
+ * after the move closes that window. */
+void
+netdev_afxdp_status_changed(const struct netdev *netdev)
+{
+    netdev_change_seq_changed(netdev);
+    seq_change(connectivity_seq_get());
 }
 
 int

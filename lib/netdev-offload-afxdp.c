@@ -508,7 +508,7 @@ target_check(struct redirect_target *t)
     ovs_strlcpy(t->why, why, sizeof t->why);
     ovs_mutex_unlock(&targets_mutex);
     /* The bridge reads the input's status again (xdp_redirect_targets). */
-    netdev_change_seq_changed(t->netdev);
+    netdev_afxdp_status_changed(t->netdev);
     return true;
 }
 
@@ -551,7 +551,7 @@ target_free(struct redirect_target *t)
     ovs_mutex_lock(&targets_mutex);
     hmap_remove(&targets, &t->node);
     ovs_mutex_unlock(&targets_mutex);
-    netdev_change_seq_changed(t->netdev);
+    netdev_afxdp_status_changed(t->netdev);
     free(t->name);
     free(t);
 }

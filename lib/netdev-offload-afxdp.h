@@ -122,4 +122,8 @@ int netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,
 bool netdev_afxdp_fast_path_target_lost(const struct netdev *netdev,
                                         int ifindex, uint64_t *lost);
 
+/* Something 'netdev''s status shows changed: the bridge reads it again.
+ * From any thread. */
+void netdev_afxdp_status_changed(const struct netdev *netdev);
+
 #endif /* netdev-offload-afxdp.h */
