@@ -555,7 +555,10 @@ to_socket(struct xdp_md *ctx, const int hinted,
         hash = key_hash(key);
         flags |= AFXDP_META_HASH;
     }
-    if (marked) {
+    /* A flow's mark says OVS may skip the parse; not for a frame that
+     * lost the tag the flow matched (no room to put it back: OVS then
+     * parses the untagged frame it gets). */
+    if (marked && !(flags & AFXDP_META_VLAN_LOST)) {
         if (bpf_xdp_adjust_meta(ctx, -12)) {
             return verdict;   /* No room: OVS classifies it itself. */
         }
