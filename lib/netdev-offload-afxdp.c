@@ -37,7 +37,6 @@
 #include "netdev-offload-provider.h"
 #else
 #include "dpif-offload-provider.h"
-#include "id-fpool.h"
 #include "ovs-rcu.h"
 #endif
 #include "netlink.h"
@@ -906,7 +905,8 @@ netdev_offload_afxdp_enabled(const char **why)
 /* Our provider on one dpif. */
 struct afxdp_offload {
     struct dpif_offload up;
-    struct id_fpool *marks;                   /* Flow marks, 1 and up. */
+    uint32_t last_mark;                       /* The mark given last
+                                               * (see mark_alloc()). */
     dpif_offload_flow_unreference_cb *unref;  /* dpif-netdev's, for the
                                                * flow references we let
                                                * go of ourselves. */
@@ -952,8 +952,46 @@ flow_forget(struct offloaded_flow *f)
     f->refs = NULL;
     f->n_refs = 0;
     ovs_mutex_unlock(&refs_mutex);
-    id_fpool_free_id(o->marks, 0, f->mark);
     flow_free(f);
+}
+
+/* Is 'mark' one of a flow's? */
+static bool
+mark_in_use(uint32_t mark)
+    OVS_REQUIRES(offload_mutex)
+{
+    struct offloaded_flow *f;
+    bool found = false;
+
+    ovs_mutex_lock(&refs_mutex);
+    HMAP_FOR_EACH_WITH_HASH (f, mark_node, hash_int(mark, 0), &marks) {
+        if (f->mark == mark) {
+            found = true;
+            break;
+        }
+    }
+    ovs_mutex_unlock(&refs_mutex);
+    return found;
+}
+
+/* A mark for a new flow: the one after the last given, round the range
+ * 1 .. UINT32_MAX - 1, skipping those in use.  Not the one freed last: a
+ * packet XDP marked for a flow just deleted may still wait in a socket's
+ * RX ring, and would be taken for the next flow given that mark.  Given
+ * in order, a mark comes back only after four billion others.  False if
+ * every mark is in use. */
+static bool
+mark_alloc(struct afxdp_offload *o, uint32_t *mark)
+    OVS_REQUIRES(offload_mutex)
+{
+    for (uint32_t tries = 0; tries < UINT32_MAX - 1; tries++) {
+        o->last_mark = o->last_mark >= UINT32_MAX - 1 ? 1 : o->last_mark + 1;
+        if (!mark_in_use(o->last_mark)) {
+            *mark = o->last_mark;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* Makes 'ref' the flow reference of PMD 'pmd_id' for 'f', returning the
@@ -1004,7 +1042,7 @@ afxdp_offload_flow_put(const struct dpif_offload *offload,
                         put->actions_len, &is_new);
         if (is_new) {
             f->offload = offload;
-            if (!id_fpool_new_id(o->marks, 0, &f->mark)) {
+            if (!mark_alloc(o, &f->mark)) {
                 flow_free(f);
                 error = ENOSPC;
                 goto out;
@@ -1126,7 +1164,6 @@ afxdp_offload_open(const struct dpif_offload_class *class, struct dpif *dpif,
     struct afxdp_offload *o = xzalloc(sizeof *o);
 
     dpif_offload_init(&o->up, class, dpif);
-    o->marks = id_fpool_create(1, 1, UINT32_MAX - 1);
     o->once_enable = (struct ovsthread_once) OVSTHREAD_ONCE_INITIALIZER;
     *offloadp = &o->up;
     return 0;
@@ -1169,7 +1206,6 @@ afxdp_offload_close(struct dpif_offload *offload)
     DPIF_OFFLOAD_PORT_FOR_EACH (port, offload) {
         afxdp_offload_port_del(offload, port->port_no);
     }
-    id_fpool_destroy(o->marks);
     ovsthread_once_destroy(&o->once_enable);
     dpif_offload_destroy(offload);
     free(o);
