@@ -34,7 +34,7 @@
  * reuses a deleted or replaced hash entry at once (in its next update),
  * and an array slot is rewritten in place; either copy is plain memcpy,
  * which a reader can see half done.  So each entry carries a check (a
- * hash of its words, AFXDP_FP_CHECK below) that the program recomputes
+ * hash of its words: "An entry's check" below) that the program recomputes
  * over the very words it loaded and uses: a mix of two versions fails it,
  * and the packet goes to OVS ('changing').  And a flow carries the
  * generation of the mask it was put under, which each mask slot's entry
@@ -75,7 +75,7 @@ struct afxdp_fp_mask {
                                     * mask is a real one.) */
     uint32_t generation;           /* Moves when the slot's mask or use
                                     * does; never 0 once written. */
-    uint64_t check;                /* AFXDP_FP_CHECK of the words above. */
+    uint64_t check;                /* The check of the words above. */
 };
 #define AFXDP_FP_MASK_WORDS 11     /* Checked: the mask, in_use and
                                     * generation. */
@@ -153,7 +153,7 @@ struct afxdp_fp_flow {
     struct afxdp_flow_key key;     /* Masked: compared whole. */
     struct afxdp_fp_action action;
     uint32_t mask_generation;      /* Its slot's, when it was put. */
-    uint64_t check;                /* AFXDP_FP_CHECK of the words above. */
+    uint64_t check;                /* The check of the words above. */
 };
 #define AFXDP_FP_FLOW_WORDS 16     /* Checked: key, action, generation. */
 

@@ -609,11 +609,11 @@ enum lookup_result {
 
 /* The flow whose mask and masked key the packet's key meets first, in
  * slot order: its action into the cache entry 'e', emptied first.  Each
- * word of the mask and of the
- * flow is loaded once and summed into the entry's check as it is used;
- * a check that fails, or a flow put under another mask than the one the
- * key was masked with, means the core is changing them (see
- * fastpath-maps.h): CHANGING, and the packet goes to OVS. */
+ * word of the mask and of the flow is loaded once and summed into the
+ * entry's check as it is used; a check that fails, or a flow put under
+ * another mask than the one the key was masked with, means the core is
+ * changing them (see fastpath-maps.h): CHANGING, and the packet goes to
+ * OVS. */
 static __always_inline enum lookup_result
 lookup_masks(const struct afxdp_flow_key *key,
              const struct afxdp_fp_config *cfg,
