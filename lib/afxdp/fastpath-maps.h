@@ -180,6 +180,22 @@ afxdp_fp_check_mix(uint64_t h)
     return h ^ (h >> 32);
 }
 
+/* The check of an entry's first 'n_words' words, as the core writes it.
+ * (The program sums the same products inline, word by word as it loads
+ * them, and mixes the sum with afxdp_fp_check_mix().) */
+static inline uint64_t
+afxdp_fp_entry_check(const void *entry, unsigned n_words)
+{
+    const unsigned char *p = (const unsigned char *) entry;
+    uint64_t h = AFXDP_FP_CHECK_SEED;
+    for (unsigned i = 0; i < n_words; i++) {
+        uint64_t w;
+        __builtin_memcpy(&w, p + 8 * i, 8);
+        h += w * AFXDP_FP_HASH_MUL(i);
+    }
+    return afxdp_fp_check_mix(h);
+}
+
 /* The exact-match cache, per CPU and direct-mapped by
  * afxdp_fp_key_hash() of a packet's whole key: the flow that key met
  * in the mask slots, copied, for as long as fp_config's generation is

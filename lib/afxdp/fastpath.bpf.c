@@ -608,12 +608,13 @@ enum lookup_result {
 };
 
 /* The flow whose mask and masked key the packet's key meets first, in
- * slot order: its action into the cache entry 'e', emptied first.  Each
- * word of the mask and of the flow is loaded once and summed into the
- * entry's check as it is used; a check that fails, or a flow put under
- * another mask than the one the key was masked with, means the core is
- * changing them (see fastpath-maps.h): CHANGING, and the packet goes to
- * OVS. */
+ * slot order: its action into the cache entry 'e', emptied first, whose
+ * key holds each masked key meanwhile (on the stack it would take the
+ * program past the kernel's 512 bytes with clang 19).  Each word of the
+ * mask and of the flow is loaded once and summed into the entry's check
+ * as it is used; a check that fails, or a flow put under another mask
+ * than the one the key was masked with, means the core is changing them
+ * (see fastpath-maps.h): CHANGING, and the packet goes to OVS. */
 static __always_inline enum lookup_result
 lookup_masks(const struct afxdp_flow_key *key,
              const struct afxdp_fp_config *cfg,
@@ -622,11 +623,11 @@ lookup_masks(const struct afxdp_flow_key *key,
     struct afxdp_fp_flow_tail *out = &e->flow;
     __u32 n = cfg->mask_slots;
     struct afxdp_fp_flow_key fk;
-    struct afxdp_flow_key mk __attribute__((aligned(8)));
     const __u64 *k = (const __u64 *) key;
-    __u64 *mkw = (__u64 *) &mk;
+    __u64 *mkw = (__u64 *) &e->key;
     __u64 *tail = (__u64 *) out;
 
+    e->generation = 0;   /* Per CPU: no reader until it is whole. */
     fk.pad = 0;
     /* 64 bits: spilled to the stack, a 32-bit counter loses its value to
      * the verifier, which then sees the loop as endless. */
@@ -662,21 +663,24 @@ lookup_masks(const struct afxdp_flow_key *key,
             mcheck += w * AFXDP_FP_HASH_MUL(i);
         }
         fk.mask_slot = slot;
-        fk.hash = afxdp_fp_key_hash(&mk);
+        fk.hash = afxdp_fp_key_hash(&e->key);
         const struct afxdp_fp_flow *f = bpf_map_lookup_elem(&fp_flows, &fk);
         if (!f) {
             continue;
         }
         const __u64 *fw = (const __u64 *) f;
-        e->generation = 0;   /* Per CPU: no reader until it is whole. */
         __u64 fcheck = AFXDP_FP_CHECK_SEED, diff = 0;
-#pragma unroll
+        /* Loops, not unrolled: unrolled, the sixteen words' products spill
+         * and clang 19 takes the program past the kernel's 512 bytes of
+         * stack (424 so, with clang 14 312).  Only a packet the slots
+         * answer, not in the cache, runs them. */
+#pragma nounroll
         for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
             __u64 w = LOAD_ONCE(&fw[i]);
             diff |= w ^ mkw[i];
             fcheck += w * AFXDP_FP_HASH_MUL(i);
         }
-#pragma unroll
+#pragma nounroll
         for (int i = AFXDP_FP_KEY_WORDS; i < AFXDP_FP_FLOW_WORDS; i++) {
             __u64 w = LOAD_ONCE(&fw[i]);
             tail[i - AFXDP_FP_KEY_WORDS] = w;

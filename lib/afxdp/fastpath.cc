@@ -57,23 +57,6 @@ static_assert(sizeof(afxdp_fp_flow_tail)
               == 8 * (AFXDP_FP_FLOW_WORDS - AFXDP_FP_KEY_WORDS),
               "the program copies the tail word by word");
 
-}  // namespace
-
-uint64_t
-fp_entry_check(const void *entry, unsigned n_words) noexcept
-{
-    const unsigned char *p = static_cast<const unsigned char *>(entry);
-    uint64_t h = AFXDP_FP_CHECK_SEED;
-    for (unsigned i = 0; i < n_words; i++) {
-        uint64_t w;
-        std::memcpy(&w, p + 8 * i, 8);
-        h += w * AFXDP_FP_HASH_MUL(i);
-    }
-    return afxdp_fp_check_mix(h);
-}
-
-namespace {
-
 afxdp_fp_flow_key
 flow_key(uint32_t mask_slot, const afxdp_flow_key &key)
 {
@@ -308,7 +291,7 @@ FastPath::write_mask(uint32_t slot, const afxdp_flow_key *mask) noexcept
         s.in_use = m.in_use;
     }
     m.generation = s.generation;
-    m.check = fp_entry_check(&m, AFXDP_FP_MASK_WORDS);
+    m.check = afxdp_fp_entry_check(&m, AFXDP_FP_MASK_WORDS);
     errno = 0;
     return map_result(bpf_map_update_elem(s_.masks_fd, &slot, &m, BPF_ANY));
 }
@@ -330,7 +313,7 @@ FastPath::write_flow(const FlowTable::Entry &e) noexcept
     f.key = e.flow.key;
     f.action = action_of(e);
     f.mask_generation = s_.slots[e.mask_slot].generation;
-    f.check = fp_entry_check(&f, AFXDP_FP_FLOW_WORDS);
+    f.check = afxdp_fp_entry_check(&f, AFXDP_FP_FLOW_WORDS);
     errno = 0;
     return map_result(bpf_map_update_elem(s_.flows_fd, &k, &f, BPF_ANY));
 }

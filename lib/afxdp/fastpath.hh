@@ -36,10 +36,6 @@ struct FastPathFlowStats {
                             // order.
 };
 
-// An entry's check in the program's maps (fastpath-maps.h): over its first
-// 'n_words' 64-bit words.
-uint64_t fp_entry_check(const void *entry, unsigned n_words) noexcept;
-
 class FastPath {
 public:
     // Whether the core was built with the program (configure found clang

@@ -1003,7 +1003,7 @@ TEST_F(FastPathLookup, AFlowCaughtHalfRewrittenSendsItsPacketsToOvs)
     ASSERT_EQ(fp_.put(ufid(1), redirect), 0);
     ASSERT_EQ(bpf_map_lookup_elem(flows, &k, &b), 0);
     ASSERT_NE(a.action.verdict, b.action.verdict);
-    EXPECT_EQ(a.check, afxdp::fp_entry_check(&a, AFXDP_FP_FLOW_WORDS));
+    EXPECT_EQ(a.check, afxdp_fp_entry_check(&a, AFXDP_FP_FLOW_WORDS));
 
     // Each mix of the two, word by word: the first 'n' words of one, the
     // rest (the check included) of the other.  Each packet comes after a
@@ -1049,10 +1049,10 @@ TEST_F(FastPathLookup, AKeyMaskedWithASlotsEarlierMaskMeetsNoLaterFlow)
     afxdp_fp_mask m{};
     ASSERT_EQ(bpf_map_lookup_elem(masks, &slot, &m), 0);
     ASSERT_TRUE(m.in_use);
-    EXPECT_EQ(m.check, afxdp::fp_entry_check(&m, AFXDP_FP_MASK_WORDS));
+    EXPECT_EQ(m.check, afxdp_fp_entry_check(&m, AFXDP_FP_MASK_WORDS));
     afxdp_fp_mask earlier = m;
     earlier.generation--;
-    earlier.check = afxdp::fp_entry_check(&earlier, AFXDP_FP_MASK_WORDS);
+    earlier.check = afxdp_fp_entry_check(&earlier, AFXDP_FP_MASK_WORDS);
     ASSERT_EQ(bpf_map_update_elem(masks, &slot, &earlier, BPF_EXIST), 0);
     auto before = counters();
     EXPECT_EQ(run(udp).retval, uint32_t(XDP_PASS));
