@@ -327,8 +327,61 @@ output_from_ovs(odp_port_t port_no, netdev_offload_afxdp_port_func *port,
     a->output.xdp_target = out.afxdp && out.ifindex > 0;
 }
 
-/* A set or masked set of the Ethernet addresses; anything else set is
- * OTHER. */
+static void
+set_ip_action(struct afxdp_flow_action *a, uint8_t version, uint8_t tos,
+              uint8_t tos_mask, uint8_t ttl, uint8_t ttl_mask)
+{
+    a->type = AFXDP_ACTION_SET_IP;
+    a->set_ip.version = version;
+    a->set_ip.tos = tos;
+    a->set_ip.tos_mask = tos_mask;
+    a->set_ip.ttl = ttl;
+    a->set_ip.ttl_mask = ttl_mask;
+}
+
+/* A masked set of IPv4's TOS and TTL or IPv6's traffic class and hop
+ * limit, the fields odp-execute.c sets as afxdp_flow_action's set_ip
+ * says; with addresses or a flow label, OTHER.  (OVS ignores the
+ * protocol and fragment fields of a set.) */
+static void
+set_ip_from_ovs(const struct nlattr *key, struct afxdp_flow_action *a)
+{
+    bool v4 = nl_attr_type(key) == OVS_KEY_ATTR_IPV4;
+    size_t size = v4 ? sizeof(struct ovs_key_ipv4)
+                     : sizeof(struct ovs_key_ipv6);
+
+    a->type = AFXDP_ACTION_OTHER;
+    if (nl_attr_get_size(key) != 2 * size) {
+        a->other = "a malformed set action";
+    } else if (v4) {
+        const struct ovs_key_ipv4 *v = nl_attr_get(key), *m = v + 1;
+
+        if (m->ipv4_src || m->ipv4_dst) {
+            a->other = "set of IPv4 addresses";
+        } else {
+            set_ip_action(a, 4, v->ipv4_tos, m->ipv4_tos, v->ipv4_ttl,
+                          m->ipv4_ttl);
+        }
+    } else {
+        const struct ovs_key_ipv6 *v = nl_attr_get(key), *m = v + 1;
+
+        /* OVS ors an address's or label's value in under any mask. */
+        if (!is_all_zeros(&v->ipv6_src, sizeof v->ipv6_src)
+            || !is_all_zeros(&m->ipv6_src, sizeof m->ipv6_src)
+            || !is_all_zeros(&v->ipv6_dst, sizeof v->ipv6_dst)
+            || !is_all_zeros(&m->ipv6_dst, sizeof m->ipv6_dst)) {
+            a->other = "set of IPv6 addresses";
+        } else if (v->ipv6_label || m->ipv6_label) {
+            a->other = "set of the IPv6 flow label";
+        } else {
+            set_ip_action(a, 6, v->ipv6_tclass, m->ipv6_tclass,
+                          v->ipv6_hlimit, m->ipv6_hlimit);
+        }
+    }
+}
+
+/* A set or masked set of the Ethernet addresses, or a masked set of IP
+ * fields (set_ip_from_ovs()); anything else set is OTHER. */
 static void
 set_from_ovs(const struct nlattr *set, bool masked,
              struct afxdp_flow_action *a)
@@ -343,10 +396,15 @@ set_from_ovs(const struct nlattr *set, bool masked,
         a->other = "a malformed set action";
         return;
     }
+    if (masked && (nl_attr_type(key) == OVS_KEY_ATTR_IPV4
+                   || nl_attr_type(key) == OVS_KEY_ATTR_IPV6)) {
+        set_ip_from_ovs(key, a);
+        return;
+    }
     if (nl_attr_type(key) != OVS_KEY_ATTR_ETHERNET
         || nl_attr_get_size(key) != (masked ? 2 : 1) * sizeof *eth) {
         a->type = AFXDP_ACTION_OTHER;
-        a->other = "set of a field other than the Ethernet addresses";
+        a->other = "set of a field XDP does not set";
         return;
     }
     eth = nl_attr_get(key);

@@ -604,6 +604,8 @@ enum afxdp_flow_action_type {
     AFXDP_ACTION_PUSH_VLAN,  /* 'push_vlan'. */
     AFXDP_ACTION_POP_VLAN,
     AFXDP_ACTION_SET_ETH,    /* 'set_eth': masked Ethernet addresses. */
+    AFXDP_ACTION_SET_IP,     /* A masked set of IPv4 TOS and TTL, or of
+                              * IPv6 traffic class and hop limit. */
     AFXDP_ACTION_OTHER,      /* Anything else: 'other' names it. */
 };
 
@@ -625,6 +627,17 @@ struct afxdp_flow_action {
             uint8_t src[6], src_mask[6];
             uint8_t dst[6], dst_mask[6];
         } set_eth;
+        /* OVS's masked set of ipv4(tos,ttl) or ipv6(tclass,hlimit), the
+         * other fields neither set nor masked (a shim makes anything else
+         * OTHER).  As OVS executes them (odp-execute.c): IPv4 writes
+         * tos | (old & ~tos_mask) only where tos_mask is nonzero, updating
+         * the header checksum, then the TTL the same way; IPv6 writes
+         * both fields as value | (old & ~mask) whatever the masks. */
+        struct {
+            uint8_t version;      /* 4 or 6. */
+            uint8_t tos, tos_mask;   /* IPv6: the traffic class. */
+            uint8_t ttl, ttl_mask;   /* IPv6: the hop limit. */
+        } set_ip;
         const char *other;        /* "ct", "recirc", "userspace", ... */
     };
 };
@@ -700,6 +713,9 @@ enum afxdp_offload_refusal afxdp_flow_describe(
                      "redirect hits of several buffers, to OVS")            \
     AFXDP_FP_COUNTER(rewrite_failed,                                      \
                      "hits with no room for a VLAN tag, to OVS")           \
+    AFXDP_FP_COUNTER(ip_unparsed,                                         \
+                     "hits whose flow sets IP fields, of a packet whose IP " \
+                     "header OVS's parser takes as none, to OVS")           \
     AFXDP_FP_COUNTER(redirect_lost,                                       \
                      "redirected frames the target's driver refused, lost " \
                      "(the target then taken out of XDP)")                  \

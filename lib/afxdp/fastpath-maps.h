@@ -140,27 +140,34 @@ struct afxdp_fp_action {
     uint16_t tci;                  /* Network byte order, without CFI. */
     uint8_t set_eth;               /* Some eth_*_mask bit is set: the
                                     * addresses are rewritten. */
-    uint8_t pad;
+    uint8_t set_ip;                /* 0, or 4 or 6: the IP header's
+                                    * fields below are rewritten. */
     uint32_t ifindex;              /* AFXDP_FP_REDIRECT: the target. */
     uint32_t mark;                 /* AFXDP_FP_TO_SOCKET: OVS's mark. */
     uint32_t stats_slot;           /* Index into fp_stats. */
     /* Written as OVS writes set_eth: value | (old & ~mask). */
     uint8_t eth_src[6], eth_src_mask[6];
     uint8_t eth_dst[6], eth_dst_mask[6];
+    /* With set_ip, as OVS writes them (afxdp_flow_action's set_ip):
+     * IPv4's TOS and TTL, or IPv6's traffic class and hop limit. */
+    uint8_t nw_tos, nw_tos_mask;
+    uint8_t nw_ttl, nw_ttl_mask;
 };
 
 struct afxdp_fp_flow {
     struct afxdp_flow_key key;     /* Masked: compared whole. */
     struct afxdp_fp_action action;
     uint32_t mask_generation;      /* Its slot's, when it was put. */
+    uint32_t pad;                  /* Zero. */
     uint64_t check;                /* The check of the words above. */
 };
-#define AFXDP_FP_FLOW_WORDS 16     /* Checked: key, action, generation. */
+#define AFXDP_FP_FLOW_WORDS 17     /* Checked: key, action, generation. */
 
 /* What a packet takes of the flow it met: the words after the key. */
 struct afxdp_fp_flow_tail {
     struct afxdp_fp_action action;
     uint32_t mask_generation;
+    uint32_t pad;
 };
 
 /* An entry's check: its first N 64-bit words W(i), each times its own odd

@@ -39,6 +39,9 @@
 
 #define PARSED 0
 #define PUNT 1
+#define PARSED_IP 2     /* PARSED, and an IP header OVS's sanity check
+                         * passes (its fields are the key's) lies at the
+                         * packet's L3 offset. */
 
 /* OVS's FLOW_NW_FRAG_ANY and _LATER. */
 #define NW_FRAG_ANY 1
@@ -182,10 +185,11 @@ parse_ipv4(const __u8 *nh, __u32 size, const void *end,
         k->nw_frag = NW_FRAG_ANY;
         if (frag & 0x1fff) {
             k->nw_frag |= NW_FRAG_LATER;
-            return PARSED;          /* No L4 header in a later fragment. */
+            return PARSED_IP;       /* No L4 header in a later fragment. */
         }
     }
-    return parse_l4(nh + 20, tot_len - 20, end, k);
+    return parse_l4(nh + 20, tot_len - 20, end, k) == PUNT ? PUNT
+                                                            : PARSED_IP;
 }
 
 static __always_inline int
@@ -222,7 +226,7 @@ parse_ipv6(const __u8 *nh, __u32 size, const void *end,
     k->nw_tos = (flow >> 20) & 0xff;
     k->nw_ttl = nh[7];
     k->nw_proto = nh[6];
-    return parse_l4(nh + 40, plen, end, k);
+    return parse_l4(nh + 40, plen, end, k) == PUNT ? PUNT : PARSED_IP;
 }
 
 static __always_inline int
@@ -258,7 +262,7 @@ struct stripped_tag {
     __u16 tci;         /* Network byte order. */
 };
 
-/* PARSED with 'k' filled, or PUNT.  'pkt_len' is the whole packet's
+/* PARSED (or PARSED_IP) with 'k' filled, or PUNT.  'pkt_len' is the whole packet's
  * length; with multi-buffer it goes past 'end', the end of the first
  * buffer, and a header beyond that is punted.  'tag' is the tag the
  * driver stripped, which came first: a tag still in the frame is then a
@@ -744,14 +748,72 @@ set_addr(__u8 *p, const __u8 *value, const __u8 *mask)
     }
 }
 
-/* The flow's VLAN and Ethernet rewrites: 0, or -1 with the packet as it
- * was.  The match pinned the tag down, so a pop or replace finds one and
- * a push finds none.  A tag the driver stripped ('tag') is the packet's
- * tag but not in the frame, and a redirect leaves it behind: the frame
- * must then get the tag the flow leaves on the packet. */
+/* OVS's recalc_csum16() (lib/csum.c): RFC 1624's HC' = ~(~HC + ~m + m'),
+ * folded.  Two folds are all three 16-bit terms need. */
+static __always_inline __u16
+recalc_csum16(__u16 csum, __u16 old, __u16 new)
+{
+    __u32 sum = (__u32) (__u16) ~csum + (__u16) ~old + new;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return ~sum;
+}
+
+/* The flow's set of IP fields on the header at 'nh' (one the parser
+ * passed: PARSED_IP), as OVS's odp_set_ipv4() and odp_set_ipv6() make it:
+ * IPv4's TOS, then its TTL, each where its mask is nonzero and only if
+ * it changes, with the header checksum updated as OVS updates it (a
+ * wrong one stays wrong as OVS leaves it); IPv6's traffic class and hop
+ * limit as value | (old & ~mask), with no checksum.  0, or -1 with the
+ * packet as it was. */
+static __always_inline int
+rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
+{
+    if (a->set_ip == 4) {
+        if (!HAVE(nh, 20, end)) {
+            return -1;
+        }
+        __u16 csum = load16(nh + 10);
+        if (a->nw_tos_mask) {
+            __u8 old = nh[1];
+            __u8 new = a->nw_tos | (old & ~a->nw_tos_mask);
+            if (new != old) {
+                csum = recalc_csum16(csum, bpf_htons(old), bpf_htons(new));
+                nh[1] = new;
+            }
+        }
+        if (a->nw_ttl_mask) {
+            __u8 old = nh[8];
+            __u8 new = a->nw_ttl | (old & ~a->nw_ttl_mask);
+            if (new != old) {
+                csum = recalc_csum16(csum, bpf_htons((__u16) old << 8),
+                                     bpf_htons((__u16) new << 8));
+                nh[8] = new;
+            }
+        }
+        *(__u16 *) (nh + 10) = csum;
+        return 0;
+    }
+    if (!HAVE(nh, 40, end)) {
+        return -1;
+    }
+    __u32 flow = bpf_ntohl(load32(nh));
+    __u8 tc = a->nw_tos | ((__u8) (flow >> 20) & ~a->nw_tos_mask);
+    *(__u32 *) nh = bpf_htonl((flow & 0xf00fffff) | ((__u32) tc << 20));
+    nh[7] = a->nw_ttl | (nh[7] & ~a->nw_ttl_mask);
+    return 0;
+}
+
+/* The flow's VLAN, IP and Ethernet rewrites: 0, or -1 with the packet as
+ * it was.  The IP header is at 'l3' (past a tag in the frame) before a
+ * push or pop moves it.  The match pinned the tag down, so a pop or
+ * replace finds one and a push finds none.  A tag the driver stripped
+ * ('tag') is the packet's tag but not in the frame, and a redirect
+ * leaves it behind: the frame must then get the tag the flow leaves on
+ * the packet.  Only a push can fail (no headroom), and it goes first. */
 static __always_inline int
 rewrite(struct xdp_md *ctx, const struct afxdp_fp_action *a,
-        const struct stripped_tag *tag)
+        const struct stripped_tag *tag, __u32 l3)
 {
     __u8 *p = (__u8 *) (long) ctx->data;
     void *end = (void *) (long) ctx->data_end;
@@ -798,11 +860,17 @@ rewrite(struct xdp_md *ctx, const struct afxdp_fp_action *a,
         __builtin_memcpy(p + 12, &tpid, 2);
         __builtin_memcpy(p + 14, &tci, 2);
     }
+    p = (__u8 *) (long) ctx->data;
+    end = (void *) (long) ctx->data_end;
+    /* Cannot fail: the parser found the whole header in the frame, which
+     * a push or pop only moved. */
+    l3 = l3 + (push ? 4 : 0) - (pop ? 4 : 0);
+    if (a->set_ip && rewrite_ip(p + (l3 & 31), end, a)) {
+        return -1;
+    }
     if (!a->set_eth) {
         return 0;   /* The common case: 12 bytes left as they are. */
     }
-    p = (__u8 *) (long) ctx->data;
-    end = (void *) (long) ctx->data_end;
     if (!HAVE(p, 12, end)) {
         return -1;
     }
@@ -842,7 +910,8 @@ fast_path(struct xdp_md *ctx, const int hinted)
         count(AFXDP_FP_unpolled);
         return XDP_PASS;
     }
-    if (parse_key(data, end, len, &tag, &key) != PARSED) {
+    const int parsed = parse_key(data, end, len, &tag, &key);
+    if (parsed == PUNT) {
         count(AFXDP_FP_punted);
         return to_socket(ctx, hinted, &tag, 0, 0, 0);
     }
@@ -874,7 +943,17 @@ fast_path(struct xdp_md *ctx, const int hinted)
             count(AFXDP_FP_redirect_failed);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
-        if (rewrite(ctx, a, &tag)) {
+        /* OVS writes the IP fields where the header would be in any
+         * packet, which the match said has one: one it takes for none
+         * (too short, a wrong length) is left to it. */
+        if (a->set_ip && parsed != PARSED_IP) {
+            count(AFXDP_FP_ip_unparsed);
+            return to_socket(ctx, hinted, &tag, &key, 0, 0);
+        }
+        /* The IP header follows a tag in the frame, not one the driver
+         * stripped. */
+        const __u32 l3 = key.vlan_tci && !tag.present ? 18 : 14;
+        if (rewrite(ctx, a, &tag, l3)) {
             count(AFXDP_FP_rewrite_failed);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
@@ -968,7 +1047,7 @@ afxdp_fp_clock(struct xdp_md *ctx)
 
 /* For the unit tests: each packet's result and key, in slot 0. */
 struct parse_result {
-    __u32 verdict;     /* PARSED or PUNT. */
+    __u32 verdict;     /* PARSED, PUNT or PARSED_IP. */
     __u32 pad;
     struct afxdp_flow_key key;
 };

@@ -43,6 +43,11 @@ action_of(const FlowTable::Entry &e)
         a.set_eth |= a.eth_src_mask[i] | a.eth_dst_mask[i];
     }
     a.set_eth = a.set_eth != 0;
+    a.set_ip = f.set_ip;
+    a.nw_tos = f.nw_tos;
+    a.nw_tos_mask = f.nw_tos_mask;
+    a.nw_ttl = f.nw_ttl;
+    a.nw_ttl_mask = f.nw_ttl_mask;
     return a;
 }
 

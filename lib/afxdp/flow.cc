@@ -46,7 +46,21 @@ struct Walk {
     bool dropped = false;
     const afxdp_flow_action *output = nullptr;
     std::array<uint8_t, 6> src{}, src_mask{}, dst{}, dst_mask{};
+    const afxdp_flow_action *set_ip = nullptr;
 };
+
+// Whether a set of IP fields changes nothing in any packet: OVS writes
+// IPv4's fields only where their mask is nonzero, and IPv6's as value |
+// (old & ~mask) whatever the mask.
+bool
+set_ip_is_noop(const afxdp_flow_action &a)
+{
+    if (a.set_ip.version == 4) {
+        return !a.set_ip.tos_mask && !a.set_ip.ttl_mask;
+    }
+    return !(a.set_ip.tos | a.set_ip.tos_mask | a.set_ip.ttl
+             | a.set_ip.ttl_mask);
+}
 
 // Later set_eth bits override earlier ones, as OVS applies them in turn:
 // OVS writes key | (old & ~mask) (odp-execute.c), so a key bit outside
@@ -156,6 +170,33 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
                           a.set_eth.dst_mask);
             }
             break;
+        case AFXDP_ACTION_SET_IP: {
+            if (w.output || ((a.set_ip.version == 4
+                              || a.set_ip.version == 6)
+                             && set_ip_is_noop(a))) {
+                break;
+            }
+            // OVS writes where the packet's IP header would be, whatever
+            // the packet: the match must say it is one of that version.
+            // One set only: OVS updates the IPv4 checksum a set at a time,
+            // and two in a row can leave it other than one would (0xffff
+            // for 0), with a checksum that was wrong to begin with.
+            // dpif-netdev's flows set each header once.
+            const uint16_t type = a.set_ip.version == 4 ? 0x0800
+                                  : a.set_ip.version == 6 ? 0x86dd : 0;
+            if (!type || match.mask.dl_type != 0xffff
+                || match.key.dl_type != to_be16(type)) {
+                return refused(t, AFXDP_REFUSED_action,
+                               "set of IP fields on a packet the match "
+                               "does not pin to that IP version");
+            }
+            if (w.set_ip) {
+                return refused(t, AFXDP_REFUSED_action,
+                               "a second set of IP fields");
+            }
+            w.set_ip = &a;
+            break;
+        }
         case AFXDP_ACTION_OTHER:
         default:
             return refused(t, AFXDP_REFUSED_action,
@@ -175,6 +216,16 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
     f.eth_src_mask = w.src_mask;
     f.eth_dst = w.dst;
     f.eth_dst_mask = w.dst_mask;
+    if (w.set_ip) {
+        const auto &ip = w.set_ip->set_ip;
+        // IPv4 ignores a field's value under a zero mask: none kept.
+        const bool v4 = ip.version == 4;
+        f.set_ip = ip.version;
+        f.nw_tos = v4 && !ip.tos_mask ? 0 : ip.tos;
+        f.nw_tos_mask = ip.tos_mask;
+        f.nw_ttl = v4 && !ip.ttl_mask ? 0 : ip.ttl;
+        f.nw_ttl_mask = ip.ttl_mask;
+    }
     if (w.tag_changed) {
         Tag in = tag_in(match);
         if (w.tag == Tag::kAbsent) {
@@ -430,6 +481,32 @@ describe_eth(const char *name, const std::array<uint8_t, 6> &value,
     return out;
 }
 
+// ",set_ipv4(tos=0x10/0xfc,ttl=63)": each field the set writes, "/mask"
+// where the mask is not whole.
+std::string
+describe_set_ip(const XdpFlow &f)
+{
+    const bool v4 = f.set_ip == 4;
+    std::string out = v4 ? ",set_ipv4(" : ",set_ipv6(";
+    const struct {
+        const char *name;
+        uint8_t value, mask;
+    } fields[] = {{v4 ? "tos" : "tclass", f.nw_tos, f.nw_tos_mask},
+                  {v4 ? "ttl" : "hlimit", f.nw_ttl, f.nw_ttl_mask}};
+    const char *sep = "";
+    for (const auto &x : fields) {
+        if (x.mask || (!v4 && x.value)) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, x.mask == 0xff ? "%s%s=%u"
+                                                          : "%s%s=%u/%#x",
+                          sep, x.name, x.value, x.mask);
+            out += buf;
+            sep = ",";
+        }
+    }
+    return out + ")";
+}
+
 }  // namespace
 
 std::string
@@ -478,6 +555,9 @@ describe(const Translation &t)
     }
     out += describe_eth("eth_src", f.eth_src, f.eth_src_mask);
     out += describe_eth("eth_dst", f.eth_dst, f.eth_dst_mask);
+    if (f.set_ip) {
+        out += describe_set_ip(f);
+    }
     return out + ")";
 }
 

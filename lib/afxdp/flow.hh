@@ -62,6 +62,11 @@ struct XdpFlow {
     uint16_t tpid = 0, tci = 0;                       // Host order.
     std::array<uint8_t, 6> eth_src{}, eth_src_mask{};
     std::array<uint8_t, 6> eth_dst{}, eth_dst_mask{};
+    // The IP header's rewrite, as afxdp_flow_action's set_ip says OVS
+    // makes it: 0 (none), 4 or 6.
+    uint8_t set_ip = 0;
+    uint8_t nw_tos = 0, nw_tos_mask = 0;    // IPv6: the traffic class.
+    uint8_t nw_ttl = 0, nw_ttl_mask = 0;    // IPv6: the hop limit.
     uint32_t mark = 0;                                // OVS's flow mark.
 };
 

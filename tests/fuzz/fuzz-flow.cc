@@ -8,7 +8,9 @@
 //                 when the match leaves it open; bit 1: its TPID is
 //                 0x88a8 (else 0x8100)
 //   bytes 162-163 that tag's TCI
-//   then up to 8 actions of 8 bytes: type (modulo 7: the six types and
+//   bytes 164-167 the IP header's TOS, TTL and checksum, for the model's
+//                 run where the match pins an IPv4 or IPv6 type
+//   then up to 8 actions of 8 bytes: type (modulo 8: the seven types and
 //   an output to a port that takes no redirect), then its arguments.
 //
 // For every input, translate() must hold to:
@@ -46,23 +48,54 @@ struct Tag {
 struct Packet {
     std::vector<Tag> tags;   // Outermost first.
     uint8_t src[6] = {}, dst[6] = {};
+    int ip = 0;              // 4, 6, 0: unknown, -1: garbled by a set
+                             // of IP fields of the other version.
+    uint8_t tos = 0, ttl = 0;   // IPv6: traffic class, hop limit.
+    uint16_t csum = 0;          // IPv4's header checksum.
     bool operator==(const Packet &o) const
     {
         return tags == o.tags && !std::memcmp(src, o.src, 6)
-               && !std::memcmp(dst, o.dst, 6);
+               && !std::memcmp(dst, o.dst, 6) && ip == o.ip
+               && tos == o.tos && ttl == o.ttl && csum == o.csum;
     }
 };
+
+// lib/csum.c's recalc_csum16(), on words as the packet holds them.
+uint16_t
+recalc_csum16(uint16_t csum, uint16_t old_u16, uint16_t new_u16)
+{
+    uint32_t sum = uint32_t(uint16_t(~csum)) + uint16_t(~old_u16) + new_u16;
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return uint16_t(~sum);
+}
+
+// One byte of the IPv4 header set as odp_set_ipv4() sets it, where its
+// mask is nonzero and it changes; 'hi': the byte is its word's first.
+void
+set_ipv4_byte(Packet &p, uint8_t &field, uint8_t value, uint8_t mask,
+              bool hi)
+{
+    uint8_t v = uint8_t(value | (field & ~mask));
+    if (mask && v != field) {
+        p.csum = recalc_csum16(p.csum, htons(uint16_t(hi ? field << 8 : field)),
+                               htons(uint16_t(hi ? v << 8 : v)));
+        field = v;
+    }
+}
 
 std::string
 describe(const Packet &p)
 {
     std::string s = std::to_string(p.tags.size()) + " tags";
-    char b[64];
+    char b[96];
     for (const Tag &t : p.tags) {
         std::snprintf(b, sizeof b, " %04x/%04x", t.tpid, t.tci);
         s += b;
     }
-    std::snprintf(b, sizeof b, ", dst ..%02x src ..%02x", p.dst[5], p.src[5]);
+    std::snprintf(b, sizeof b, ", dst ..%02x src ..%02x, IPv%d %02x %02x %04x",
+                  p.dst[5], p.src[5], p.ip, p.tos, p.ttl, p.csum);
     return s + b;
 }
 
@@ -81,7 +114,7 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
         switch (a.type) {
         case AFXDP_ACTION_OUTPUT:
             r.outputs.emplace_back(a.output.ifindex, p);
-            if (!a.output.xdp_target || p.tags.size() > 1) {
+            if (!a.output.xdp_target || p.tags.size() > 1 || p.ip < 0) {
                 r.unknown = true;
             }
             break;
@@ -104,6 +137,35 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
             for (int i = 0; i < 6; i++) {
                 p.src[i] = a.set_eth.src[i] | (p.src[i] & ~a.set_eth.src_mask[i]);
                 p.dst[i] = a.set_eth.dst[i] | (p.dst[i] & ~a.set_eth.dst_mask[i]);
+            }
+            break;
+        case AFXDP_ACTION_SET_IP:
+            // OVS writes where its L3 header is: what it writes in a
+            // packet of another kind is not modelled (the packet is then
+            // garbled, ip -1, should it be sent), unless it writes
+            // nothing (IPv4: no mask; IPv6: no value, no mask) or what
+            // was there.
+            if (a.set_ip.version == 4 && !a.set_ip.tos_mask
+                && !a.set_ip.ttl_mask) {
+                break;
+            }
+            if (a.set_ip.version == 6 && !(a.set_ip.tos | a.set_ip.tos_mask
+                                           | a.set_ip.ttl
+                                           | a.set_ip.ttl_mask)) {
+                break;
+            }
+            if (a.set_ip.version != p.ip) {
+                p.ip = -1;
+            } else if (p.ip == 4) {
+                // odp_set_ipv4(): TOS, then TTL.
+                set_ipv4_byte(p, p.tos, a.set_ip.tos, a.set_ip.tos_mask,
+                              false);
+                set_ipv4_byte(p, p.ttl, a.set_ip.ttl, a.set_ip.ttl_mask,
+                              true);
+            } else {
+                // odp_set_ipv6(): value | (old & ~mask), whatever the mask.
+                p.tos = uint8_t(a.set_ip.tos | (p.tos & ~a.set_ip.tos_mask));
+                p.ttl = uint8_t(a.set_ip.ttl | (p.ttl & ~a.set_ip.ttl_mask));
             }
             break;
         default:
@@ -140,6 +202,16 @@ apply(Packet p, const afxdp::XdpFlow &f)
         p.dst[i] = (p.dst[i] & ~f.eth_dst_mask[i])
                    | (f.eth_dst[i] & f.eth_dst_mask[i]);
     }
+    if (f.set_ip) {
+        FUZZ_CHECK(f.set_ip == p.ip, "set of IP fields of another version");
+        if (p.ip == 4) {
+            set_ipv4_byte(p, p.tos, f.nw_tos, f.nw_tos_mask, false);
+            set_ipv4_byte(p, p.ttl, f.nw_ttl, f.nw_ttl_mask, true);
+        } else {
+            p.tos = uint8_t(f.nw_tos | (p.tos & ~f.nw_tos_mask));
+            p.ttl = uint8_t(f.nw_ttl | (p.ttl & ~f.nw_ttl_mask));
+        }
+    }
     return p;
 }
 
@@ -147,11 +219,11 @@ afxdp_flow_action
 decode_action(const uint8_t *b)
 {
     afxdp_flow_action a{};
-    uint8_t kind = b[0] % 7;
+    uint8_t kind = b[0] % 8;
     uint16_t arg = uint16_t(b[1] | b[2] << 8);
     switch (kind) {
     case 0:
-    case 6:
+    case 7:
         a.type = AFXDP_ACTION_OUTPUT;
         a.output.ifindex = b[1] % 4 + 1;
         a.output.xdp_target = kind == 0;
@@ -177,6 +249,14 @@ decode_action(const uint8_t *b)
         a.set_eth.dst_mask[0] = b[5];
         a.set_eth.dst[0] = b[6];
         break;
+    case 6:
+        a.type = AFXDP_ACTION_SET_IP;
+        a.set_ip.version = b[1] & 1 ? 6 : 4;
+        a.set_ip.tos = b[2];
+        a.set_ip.tos_mask = b[1] & 2 ? 0 : b[1] & 4 ? 0xff : b[3];
+        a.set_ip.ttl = b[4];
+        a.set_ip.ttl_mask = b[1] & 8 ? 0 : b[1] & 16 ? 0xff : b[5];
+        break;
     default:
         a.type = AFXDP_ACTION_OTHER;
         a.other = "ct";
@@ -191,7 +271,7 @@ extern "C" int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     std::vector<uint8_t> in(data, data + size);
-    in.resize(164 + 8 * 8, 0);
+    in.resize(168 + 8 * 8, 0);
     afxdp_flow_match m{};
     std::memcpy(&m.key, &in[0], 80);
     std::memcpy(&m.mask, &in[80], 80);
@@ -199,7 +279,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m.unparsed_field = "tunnel";
     }
     std::vector<afxdp_flow_action> acts;
-    for (size_t off = 164; off + 8 <= size && acts.size() < 8; off += 8) {
+    for (size_t off = 168; off + 8 <= size && acts.size() < 8; off += 8) {
         acts.push_back(decode_action(&in[off]));
     }
 
@@ -230,6 +310,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tagged) {
         p.tags.push_back(Tag{uint16_t(in[161] & 2 ? 0x88a8 : 0x8100),
                              uint16_t((in[162] | in[163] << 8) & ~0x1000)});
+    }
+    if (m.mask.dl_type == 0xffff) {
+        p.ip = m.key.dl_type == htons(0x0800) ? 4
+               : m.key.dl_type == htons(0x86dd) ? 6 : 0;
+    }
+    if (p.ip) {
+        p.tos = in[164];
+        p.ttl = in[165];
+        p.csum = p.ip == 4 ? uint16_t(in[166] | in[167] << 8) : 0;
     }
     ModelRun r = model(p, acts);
 

@@ -44,7 +44,12 @@ using Bytes = std::vector<uint8_t>;
 
 struct Expect {
     bool punt = false;
+    bool ip = false;    // An IP header OVS's sanity check passes: the
+                        // header a set of IP fields writes to.
     afxdp_flow_key key{};
+    // The parser's verdict: 0 parsed, 1 punted, 2 parsed with an IP
+    // header.
+    uint32_t verdict() const { return punt ? 1 : ip ? 2 : 0; }
 };
 
 // A read cursor over the packet, like OVS's data_pull(): 'size' is what
@@ -160,6 +165,7 @@ reference(const Bytes &pkt)
             e.punt = true;   // Options.
             return e;
         }
+        e.ip = true;
         std::memcpy(k.nw_src, &pkt[c.at + 12], 4);
         std::memcpy(k.nw_dst, &pkt[c.at + 16], 4);
         k.nw_tos = c.u8(1);
@@ -193,6 +199,7 @@ reference(const Bytes &pkt)
                 return e;
             }
         }
+        e.ip = true;
         uint32_t first = uint32_t(c.be16(0)) << 16 | c.be16(2);
         std::memcpy(k.nw_src, &pkt[c.at + 8], 16);
         std::memcpy(k.nw_dst, &pkt[c.at + 24], 16);
@@ -370,7 +377,7 @@ hex(const void *p, size_t n)
 // ---- The program, loaded once. ----
 
 struct ParseResult {
-    uint32_t verdict;   // 0 parsed, 1 punted.
+    uint32_t verdict;   // Expect::verdict().
     uint32_t pad;
     afxdp_flow_key key;
 };
@@ -429,10 +436,11 @@ protected:
     {
         Expect want = reference(pkt);
         ParseResult got = run(pkt);
-        if (got.verdict != uint32_t(want.punt)) {
-            ADD_FAILURE() << what << ": parser " << (got.verdict ? "punted" : "parsed")
-                          << ", reference " << (want.punt ? "punts" : "parses")
-                          << "\n  packet " << hex(pkt.data(), pkt.size());
+        if (got.verdict != want.verdict()) {
+            ADD_FAILURE() << what << ": parser's verdict " << got.verdict
+                          << ", reference's " << want.verdict()
+                          << " (0 parsed, 1 punted, 2 parsed with an IP "
+                          << "header)\n  packet " << hex(pkt.data(), pkt.size());
             return false;
         }
         if (!want.punt && std::memcmp(&got.key, &want.key, sizeof got.key)) {
@@ -539,13 +547,69 @@ using afxdp::XdpFlow;
 
 constexpr int kLoopback = 1;   // A redirect target every namespace has.
 
+// OVS's recalc_csum16() (lib/csum.c), on 16-bit words as the packet
+// holds them.
+uint16_t
+ovs_recalc_csum16(uint16_t old_csum, uint16_t old_u16, uint16_t new_u16)
+{
+    uint32_t sum = uint32_t(uint16_t(~old_csum)) + uint16_t(~old_u16)
+                   + new_u16;
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return uint16_t(~sum);
+}
+
+// OVS's odp_set_ipv4() and odp_set_ipv6() (lib/odp-execute.c) for the
+// fields a flow's set_ip holds, on the header at 'l3'.
+void
+ovs_set_ip(Bytes &p, size_t l3, const XdpFlow &f)
+{
+    uint8_t *nh = &p[l3];
+    if (f.set_ip == 4) {
+        uint16_t csum;
+        std::memcpy(&csum, nh + 10, 2);
+        if (f.nw_tos_mask) {
+            uint8_t tos = uint8_t(f.nw_tos | (nh[1] & ~f.nw_tos_mask));
+            if (nh[1] != tos) {
+                csum = ovs_recalc_csum16(csum, htons(nh[1]), htons(tos));
+                nh[1] = tos;
+            }
+        }
+        if (f.nw_ttl_mask) {
+            uint8_t ttl = uint8_t(f.nw_ttl | (nh[8] & ~f.nw_ttl_mask));
+            if (nh[8] != ttl) {
+                csum = ovs_recalc_csum16(csum, htons(uint16_t(nh[8] << 8)),
+                                         htons(uint16_t(ttl << 8)));
+                nh[8] = ttl;
+            }
+        }
+        std::memcpy(nh + 10, &csum, 2);
+    } else if (f.set_ip == 6) {
+        uint32_t flow;
+        std::memcpy(&flow, nh, 4);
+        flow = ntohl(flow);
+        uint8_t old_tc = uint8_t(flow >> 20);
+        uint8_t tc = uint8_t(f.nw_tos | (old_tc & ~f.nw_tos_mask));
+        flow = htonl((flow & 0xf00fffff) | uint32_t(tc) << 20);
+        std::memcpy(nh, &flow, 4);
+        nh[7] = uint8_t(f.nw_ttl | (nh[7] & ~f.nw_ttl_mask));
+    }
+}
+
 // What the packet becomes after the flow's rewrites, as OVS would write
-// it: the tag popped, pushed or replaced, then set_eth's bits.
+// it: the IP fields set, the tag popped, pushed or replaced, then
+// set_eth's bits.
 Bytes
 rewritten(Bytes p, const XdpFlow &f)
 {
     const uint8_t tag[4] = {uint8_t(f.tpid >> 8), uint8_t(f.tpid),
                             uint8_t(f.tci >> 8), uint8_t(f.tci)};
+    if (f.set_ip) {
+        const bool tagged = (p[12] == 0x81 && p[13] == 0x00)
+                            || (p[12] == 0x88 && p[13] == 0xa8);
+        ovs_set_ip(p, tagged ? 18 : 14, f);
+    }
     switch (f.vlan) {
     case VlanOp::kNone:
         break;
@@ -674,6 +738,19 @@ random_flow(std::mt19937 &rng, const afxdp_flow_key &k, uint32_t mark)
                 f.eth_src[i] = uint8_t(0x10 + i);
             }
         }
+        // A set of IP fields where the mask pins the IP version, as
+        // translate() allows; values and masks of every kind (IPv4's
+        // values under a zero mask are ignored, as OVS ignores them).
+        const bool v4 = k.dl_type == htons(0x0800);
+        if (f.mask.dl_type == 0xffff && (v4 || k.dl_type == htons(0x86dd))
+            && rng() % 2) {
+            f.set_ip = v4 ? 4 : 6;
+            const uint8_t masks[] = {0, 0xff, 0xfc, 0x03, uint8_t(rng())};
+            f.nw_tos_mask = masks[rng() % 5];
+            f.nw_ttl_mask = masks[rng() % 5];
+            f.nw_tos = uint8_t(rng());
+            f.nw_ttl = uint8_t(rng());
+        }
     }
     return f;
 }
@@ -790,6 +867,10 @@ protected:
         if (f && f->verdict == Verdict::kDrop) {
             want_ret = XDP_DROP;
             want_counter = AFXDP_FP_dropped;
+        } else if (f && f->verdict == Verdict::kRedirect && f->set_ip
+                   && !ref.ip) {
+            // No IP header that OVS parses, where it would write: OVS's.
+            want_counter = AFXDP_FP_ip_unparsed;
         } else if (f && f->verdict == Verdict::kRedirect) {
             want_ret = XDP_REDIRECT;
             want = rewritten(pkt, *f);
@@ -1113,6 +1194,130 @@ TEST_F(FastPathLookup, RedirectRewritesAsOvsWould)
         EXPECT_TRUE(behaves(c.pkt, "VLAN op " + std::to_string(int(c.op))));
         ASSERT_EQ(fp_.del(ufid(n)), 0);
     }
+}
+
+// The IPv4 header checksum at 'l3' computed whole: 0 for a header
+// whose checksum is right.
+uint16_t
+ipv4_header_sum(const Bytes &p, size_t l3)
+{
+    uint32_t sum = 0;
+    for (size_t i = 0; i < 20; i += 2) {
+        sum += uint32_t(p[l3 + i] << 8 | p[l3 + i + 1]);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return uint16_t(~sum);
+}
+
+TEST_F(FastPathLookup, SetIpFieldsAsOvsSetsThem)
+{
+    // Routing's dec_ttl and a DSCP rewrite that keeps ECN, on IPv4
+    // headers with a right checksum, a wrong one, and the two that
+    // ones' complement makes special (0xffff and 0), untagged, with a
+    // tag in the frame, popped, pushed; IPv6's traffic class and hop
+    // limit.  Byte for byte as OVS writes them (ovs_set_ip()), and a
+    // right checksum stays right.
+    struct Case {
+        int vid;                 // -1: untagged.
+        VlanOp op;
+        uint8_t tos, tos_mask, ttl, ttl_mask;
+        const char *what;
+    } cases[] = {
+        {-1, VlanOp::kNone, 0, 0, 63, 0xff, "dec_ttl"},
+        {-1, VlanOp::kNone, 0x10, 0xfc, 0, 0, "DSCP, ECN kept"},
+        {-1, VlanOp::kNone, 0xb8, 0xfc, 63, 0xff, "TOS unchanged, TTL"},
+        {-1, VlanOp::kNone, 0x04, 0xff, 64, 0xff, "TOS, TTL unchanged"},
+        {-1, VlanOp::kNone, 0xb8, 0xff, 64, 0xff, "nothing changes"},
+        // With the checksum 0, the sum folds twice (0x1ffff).
+        {-1, VlanOp::kNone, 0, 0, 65, 0xff, "TTL up by one"},
+        {10, VlanOp::kNone, 0x20, 0xfc, 1, 0xff, "tag in the frame"},
+        {10, VlanOp::kPop, 0x20, 0xfc, 63, 0xff, "tag popped"},
+        {-1, VlanOp::kPush, 0x20, 0xfc, 63, 0xff, "tag pushed"},
+        {10, VlanOp::kReplace, 0, 0, 7, 0x0f, "tag replaced"},
+    };
+    uint32_t n = 0;
+    for (const Case &c : cases) {
+        Bytes base = ipv4(IPPROTO_UDP, c.vid);
+        const size_t l3 = c.vid < 0 ? 14 : 18;
+        base[l3 + 1] = 0xb8;
+        uint16_t right = ipv4_header_sum(base, l3);
+        for (uint16_t csum : {right, uint16_t(right ^ 0x0101),
+                              uint16_t(0xffff), uint16_t(0)}) {
+            Bytes pkt = base;
+            pkt[l3 + 10] = uint8_t(csum >> 8);
+            pkt[l3 + 11] = uint8_t(csum);
+            XdpFlow f = flow_matching(pkt, 4, Verdict::kRedirect);
+            f.mask.vlan_tci = htons(0x1000);
+            f.key = masked_key(reference(pkt).key, f.mask);
+            f.vlan = c.op;
+            f.tpid = 0x8100;
+            f.tci = 0x0123;
+            f.set_ip = 4;
+            f.nw_tos = c.tos;
+            f.nw_tos_mask = c.tos_mask;
+            f.nw_ttl = c.ttl;
+            f.nw_ttl_mask = c.ttl_mask;
+            ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+            char what[96];
+            std::snprintf(what, sizeof what, "%s, checksum 0x%04x", c.what,
+                          csum);
+            EXPECT_TRUE(behaves(pkt, what));
+            if (csum == right) {
+                ProgRun r = run(pkt);
+                Bytes out(r.out.begin() + r.data, r.out.end());
+                const size_t out_l3 = c.op == VlanOp::kPop ? 14
+                                      : c.op == VlanOp::kPush ? 18 : l3;
+                EXPECT_EQ(ipv4_header_sum(out, out_l3), 0) << what;
+            }
+            ASSERT_EQ(fp_.del(ufid(n)), 0);
+        }
+    }
+
+    Bytes v6 = ipv6(IPPROTO_UDP);
+    XdpFlow f = flow_matching(v6, 4, Verdict::kRedirect);
+    f.set_ip = 6;
+    f.nw_tos = 0x28;          // DSCP 10, ECN from the packet.
+    f.nw_tos_mask = 0xfc;
+    f.nw_ttl = 254;
+    f.nw_ttl_mask = 0xff;
+    ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+    EXPECT_TRUE(behaves(v6, "IPv6 traffic class and hop limit"));
+    ProgRun r = run(v6);
+    Bytes out(r.out.begin() + r.data, r.out.end());
+    EXPECT_EQ(out[14], 0x62) << "version kept, class 0x2b";
+    EXPECT_EQ(out[15], 0xbc) << "flow label kept";
+    EXPECT_EQ(out[21], 254);
+    ASSERT_EQ(fp_.del(ufid(n)), 0);
+}
+
+TEST_F(FastPathLookup, SetIpOnAHeaderOvsTakesForNoneGoesToOvs)
+{
+    // dl_type 0x0800 but a total length past the packet: OVS extracts no
+    // IP fields, yet would write where the header would be.  Its call.
+    Bytes bad = ipv4(IPPROTO_UDP);
+    bad[16] = 0x7f;
+    ASSERT_FALSE(reference(bad).ip);
+    XdpFlow f = flow_matching(bad, 4, Verdict::kRedirect);
+    f.set_ip = 4;
+    f.nw_ttl = 1;
+    f.nw_ttl_mask = 0xff;
+    ASSERT_EQ(fp_.put(ufid(1), f), 0);
+    auto before = counters();
+    EXPECT_TRUE(behaves(bad, "IPv4 header OVS rejects"));
+    EXPECT_EQ(counters()[AFXDP_FP_ip_unparsed],
+              before[AFXDP_FP_ip_unparsed] + 1);
+    // The same flow on a good packet.
+    Bytes good = ipv4(IPPROTO_UDP);
+    f = flow_matching(good, 4, Verdict::kRedirect);
+    f.set_ip = 4;
+    f.nw_ttl = 1;
+    f.nw_ttl_mask = 0xff;
+    ASSERT_EQ(fp_.put(ufid(1), f), 0);
+    EXPECT_TRUE(behaves(good, "the same flow, a good header"));
+    ProgRun r = run(good);
+    EXPECT_EQ(r.out.at(r.data + 22), 1);
 }
 
 TEST_F(FastPathLookup, RedirectToAnInterfaceNotInTheMapGoesToOvsUntouched)
