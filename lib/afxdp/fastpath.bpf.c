@@ -674,7 +674,7 @@ lookup_masks(const struct afxdp_flow_key *key,
         }
         const __u64 *fw = (const __u64 *) f;
         __u64 fcheck = AFXDP_FP_CHECK_SEED, diff = 0;
-        /* Loops, not unrolled: unrolled, the sixteen words' products spill
+        /* Loops, not unrolled: unrolled, the seventeen words' products spill
          * and clang 19 takes the program past the kernel's 512 bytes of
          * stack (424 so, with clang 14 312).  Only a packet the slots
          * answer, not in the cache, runs them. */
