@@ -262,9 +262,9 @@ struct stripped_tag {
     __u16 tci;         /* Network byte order. */
 };
 
-/* PARSED (or PARSED_IP) with 'k' filled, or PUNT.  'pkt_len' is the whole packet's
- * length; with multi-buffer it goes past 'end', the end of the first
- * buffer, and a header beyond that is punted.  'tag' is the tag the
+/* PARSED (or PARSED_IP) with 'k' filled, or PUNT.  'pkt_len' is the
+ * whole packet's length; with multi-buffer it goes past 'end', the end of
+ * the first buffer, and a header beyond that is punted.  'tag' is the tag the
  * driver stripped, which came first: a tag still in the frame is then a
  * second one. */
 static __always_inline int

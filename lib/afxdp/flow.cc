@@ -171,9 +171,10 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
             }
             break;
         case AFXDP_ACTION_SET_IP: {
-            if (w.output || ((a.set_ip.version == 4
-                              || a.set_ip.version == 6)
-                             && set_ip_is_noop(a))) {
+            // After the one output a rewrite changes nothing anyone sees.
+            const uint16_t type = a.set_ip.version == 4 ? 0x0800
+                                  : a.set_ip.version == 6 ? 0x86dd : 0;
+            if (w.output || (type && set_ip_is_noop(a))) {
                 break;
             }
             // OVS writes where the packet's IP header would be, whatever
@@ -182,8 +183,6 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
             // and two in a row can leave it other than one would (0xffff
             // for 0), with a checksum that was wrong to begin with.
             // dpif-netdev's flows set each header once.
-            const uint16_t type = a.set_ip.version == 4 ? 0x0800
-                                  : a.set_ip.version == 6 ? 0x86dd : 0;
             if (!type || match.mask.dl_type != 0xffff
                 || match.key.dl_type != to_be16(type)) {
                 return refused(t, AFXDP_REFUSED_action,

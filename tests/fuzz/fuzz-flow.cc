@@ -34,6 +34,7 @@
 
 #include "flow.hh"
 #include "fuzz-check.hh"
+#include "../unit/ovs-csum.hh"
 
 namespace {
 
@@ -60,17 +61,6 @@ struct Packet {
     }
 };
 
-// lib/csum.c's recalc_csum16(), on words as the packet holds them.
-uint16_t
-recalc_csum16(uint16_t csum, uint16_t old_u16, uint16_t new_u16)
-{
-    uint32_t sum = uint32_t(uint16_t(~csum)) + uint16_t(~old_u16) + new_u16;
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return uint16_t(~sum);
-}
-
 // One byte of the IPv4 header set as odp_set_ipv4() sets it, where its
 // mask is nonzero and it changes; 'hi': the byte is its word's first.
 void
@@ -79,8 +69,9 @@ set_ipv4_byte(Packet &p, uint8_t &field, uint8_t value, uint8_t mask,
 {
     uint8_t v = uint8_t(value | (field & ~mask));
     if (mask && v != field) {
-        p.csum = recalc_csum16(p.csum, htons(uint16_t(hi ? field << 8 : field)),
-                               htons(uint16_t(hi ? v << 8 : v)));
+        p.csum = ovs_recalc_csum16(p.csum,
+                                   htons(uint16_t(hi ? field << 8 : field)),
+                                   htons(uint16_t(hi ? v << 8 : v)));
         field = v;
     }
 }

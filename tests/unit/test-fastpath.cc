@@ -34,6 +34,7 @@
 #include "hints.hh"
 #include "key-hash.hh"
 #include "netns.hh"
+#include "ovs-csum.hh"
 #include "tc-vlan.hh"
 
 namespace {
@@ -546,19 +547,6 @@ using afxdp::VlanOp;
 using afxdp::XdpFlow;
 
 constexpr int kLoopback = 1;   // A redirect target every namespace has.
-
-// OVS's recalc_csum16() (lib/csum.c), on 16-bit words as the packet
-// holds them.
-uint16_t
-ovs_recalc_csum16(uint16_t old_csum, uint16_t old_u16, uint16_t new_u16)
-{
-    uint32_t sum = uint32_t(uint16_t(~old_csum)) + uint16_t(~old_u16)
-                   + new_u16;
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return uint16_t(~sum);
-}
 
 // OVS's odp_set_ipv4() and odp_set_ipv6() (lib/odp-execute.c) for the
 // fields a flow's set_ip holds, on the header at 'l3'.

@@ -1,0 +1,21 @@
+// Open vSwitch's recalc_csum16() (lib/csum.c), written anew for the
+// tests' models of what OVS writes into a packet: the ones' complement
+// update of RFC 1624, HC' = ~(~HC + ~m + m'), on 16-bit words as the
+// packet holds them.  (The XDP program has its own, the code under test.)
+#ifndef AFXDP_TESTS_OVS_CSUM_HH
+#define AFXDP_TESTS_OVS_CSUM_HH
+
+#include <cstdint>
+
+inline uint16_t
+ovs_recalc_csum16(uint16_t old_csum, uint16_t old_u16, uint16_t new_u16)
+{
+    uint32_t sum = uint32_t(uint16_t(~old_csum)) + uint16_t(~old_u16)
+                   + new_u16;
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return uint16_t(~sum);
+}
+
+#endif  // AFXDP_TESTS_OVS_CSUM_HH
