@@ -339,10 +339,10 @@ set_ip_action(struct afxdp_flow_action *a, uint8_t version, uint8_t tos,
     a->set_ip.ttl_mask = ttl_mask;
 }
 
-/* A masked set of IPv4's TOS and TTL or IPv6's traffic class and hop
- * limit, the fields odp-execute.c sets as afxdp_flow_action's set_ip
- * says; with addresses or a flow label, OTHER.  (OVS ignores the
- * protocol and fragment fields of a set.) */
+/* A masked set of IPv4's addresses, TOS and TTL or IPv6's traffic class
+ * and hop limit, the fields odp-execute.c sets as afxdp_flow_action's
+ * set_ip says; with IPv6 addresses or a flow label, OTHER.  (OVS ignores
+ * the protocol and fragment fields of a set.) */
 static void
 set_ip_from_ovs(const struct nlattr *key, struct afxdp_flow_action *a)
 {
@@ -356,12 +356,12 @@ set_ip_from_ovs(const struct nlattr *key, struct afxdp_flow_action *a)
     } else if (v4) {
         const struct ovs_key_ipv4 *v = nl_attr_get(key), *m = v + 1;
 
-        if (m->ipv4_src || m->ipv4_dst) {
-            a->other = "set of IPv4 addresses";
-        } else {
-            set_ip_action(a, 4, v->ipv4_tos, m->ipv4_tos, v->ipv4_ttl,
-                          m->ipv4_ttl);
-        }
+        set_ip_action(a, 4, v->ipv4_tos, m->ipv4_tos, v->ipv4_ttl,
+                      m->ipv4_ttl);
+        a->set_ip.src = (OVS_FORCE uint32_t) v->ipv4_src;
+        a->set_ip.src_mask = (OVS_FORCE uint32_t) m->ipv4_src;
+        a->set_ip.dst = (OVS_FORCE uint32_t) v->ipv4_dst;
+        a->set_ip.dst_mask = (OVS_FORCE uint32_t) m->ipv4_dst;
     } else {
         const struct ovs_key_ipv6 *v = nl_attr_get(key), *m = v + 1;
 
@@ -380,8 +380,36 @@ set_ip_from_ovs(const struct nlattr *key, struct afxdp_flow_action *a)
     }
 }
 
+/* A set or masked set of TCP's or UDP's ports, as afxdp_flow_action's
+ * set_l4 says odp-execute.c makes it.  OVS sets both ports with an
+ * unmasked set (its commit() drops a mask that is all ones), which
+ * odp-execute.c carries out as a masked one with whole masks. */
+static void
+set_l4_from_ovs(const struct nlattr *key, bool masked,
+                struct afxdp_flow_action *a)
+{
+    /* struct ovs_key_tcp and ovs_key_udp: the same two ports. */
+    const ovs_be16 *v = nl_attr_get(key), *m = masked ? v + 2 : NULL;
+
+    BUILD_ASSERT_DECL(sizeof(struct ovs_key_tcp) == 4);
+    BUILD_ASSERT_DECL(sizeof(struct ovs_key_udp) == 4);
+    if (nl_attr_get_size(key) != (masked ? 2 : 1) * 4) {
+        a->type = AFXDP_ACTION_OTHER;
+        a->other = "a malformed set action";
+        return;
+    }
+    a->type = AFXDP_ACTION_SET_L4;
+    a->set_l4.proto = nl_attr_type(key) == OVS_KEY_ATTR_TCP ? IPPROTO_TCP
+                                                            : IPPROTO_UDP;
+    a->set_l4.src = (OVS_FORCE uint16_t) v[0];
+    a->set_l4.dst = (OVS_FORCE uint16_t) v[1];
+    a->set_l4.src_mask = m ? (OVS_FORCE uint16_t) m[0] : 0xffff;
+    a->set_l4.dst_mask = m ? (OVS_FORCE uint16_t) m[1] : 0xffff;
+}
+
 /* A set or masked set of the Ethernet addresses, or a masked set of IP
- * fields (set_ip_from_ovs()); anything else set is OTHER. */
+ * fields (set_ip_from_ovs()) or of TCP or UDP ports (set_l4_from_ovs());
+ * anything else set is OTHER. */
 static void
 set_from_ovs(const struct nlattr *set, bool masked,
              struct afxdp_flow_action *a)
@@ -399,6 +427,11 @@ set_from_ovs(const struct nlattr *set, bool masked,
     if (masked && (nl_attr_type(key) == OVS_KEY_ATTR_IPV4
                    || nl_attr_type(key) == OVS_KEY_ATTR_IPV6)) {
         set_ip_from_ovs(key, a);
+        return;
+    }
+    if (nl_attr_type(key) == OVS_KEY_ATTR_TCP
+        || nl_attr_type(key) == OVS_KEY_ATTR_UDP) {
+        set_l4_from_ovs(key, masked, a);
         return;
     }
     if (nl_attr_type(key) != OVS_KEY_ATTR_ETHERNET

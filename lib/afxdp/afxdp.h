@@ -604,8 +604,10 @@ enum afxdp_flow_action_type {
     AFXDP_ACTION_PUSH_VLAN,  /* 'push_vlan'. */
     AFXDP_ACTION_POP_VLAN,
     AFXDP_ACTION_SET_ETH,    /* 'set_eth': masked Ethernet addresses. */
-    AFXDP_ACTION_SET_IP,     /* A masked set of IPv4 TOS and TTL, or of
-                              * IPv6 traffic class and hop limit. */
+    AFXDP_ACTION_SET_IP,     /* A masked set of IPv4 addresses, TOS and
+                              * TTL, or of IPv6 traffic class and hop
+                              * limit. */
+    AFXDP_ACTION_SET_L4,     /* A masked set of TCP or UDP ports. */
     AFXDP_ACTION_OTHER,      /* Anything else: 'other' names it. */
 };
 
@@ -627,17 +629,33 @@ struct afxdp_flow_action {
             uint8_t src[6], src_mask[6];
             uint8_t dst[6], dst_mask[6];
         } set_eth;
-        /* OVS's masked set of ipv4(tos,ttl) or ipv6(tclass,hlimit), the
-         * other fields neither set nor masked (a shim makes anything else
-         * OTHER).  As OVS executes them (odp-execute.c): IPv4 writes
-         * tos | (old & ~tos_mask) only where tos_mask is nonzero, updating
-         * the header checksum, then the TTL the same way; IPv6 writes
-         * both fields as value | (old & ~mask) whatever the masks. */
+        /* OVS's masked set of ipv4(src,dst,tos,ttl) or
+         * ipv6(tclass,hlimit), the other fields neither set nor masked (a
+         * shim makes anything else OTHER).  As OVS executes them
+         * (odp-execute.c): IPv4 writes the source as src | (old &
+         * ~src_mask) only where src_mask is nonzero and the address
+         * changes, updating the header's checksum and a TCP or UDP
+         * checksum behind it, then the destination, the TOS and the TTL
+         * the same way (the last two with the header's checksum only);
+         * IPv6 writes both its fields as value | (old & ~mask) whatever
+         * the masks. */
         struct {
             uint8_t version;      /* 4 or 6. */
             uint8_t tos, tos_mask;   /* IPv6: the traffic class. */
             uint8_t ttl, ttl_mask;   /* IPv6: the hop limit. */
+            uint32_t src, src_mask;  /* IPv4, network byte order. */
+            uint32_t dst, dst_mask;  /* IPv4, network byte order. */
         } set_ip;
+        /* OVS's masked set of tcp(src,dst) or udp(src,dst): each port as
+         * value | (old & ~mask), the L4 checksum updated for each port
+         * that changes (a UDP checksum of 0 left 0, one that becomes 0
+         * written 0xffff), where the packet has an L4 header OVS's
+         * checks pass. */
+        struct {
+            uint8_t proto;        /* 6 (TCP) or 17 (UDP). */
+            uint16_t src, src_mask;  /* Network byte order. */
+            uint16_t dst, dst_mask;  /* Network byte order. */
+        } set_l4;
         const char *other;        /* "ct", "recirc", "userspace", ... */
     };
 };

@@ -152,6 +152,16 @@ struct afxdp_fp_action {
      * IPv4's TOS and TTL, or IPv6's traffic class and hop limit. */
     uint8_t nw_tos, nw_tos_mask;
     uint8_t nw_ttl, nw_ttl_mask;
+    /* With set_ip 4: its addresses (network byte order), each written
+     * where its mask is nonzero. */
+    uint32_t nw_src, nw_src_mask;
+    uint32_t nw_dst, nw_dst_mask;
+    /* With set_l4: the ports (network byte order), as afxdp_flow_action's
+     * set_l4 says OVS writes them. */
+    uint16_t tp_src, tp_src_mask;
+    uint16_t tp_dst, tp_dst_mask;
+    uint8_t set_l4;                /* 0, or 6 (TCP) or 17 (UDP). */
+    uint8_t pad[7];                /* Zero. */
 };
 
 struct afxdp_fp_flow {
@@ -161,7 +171,7 @@ struct afxdp_fp_flow {
     uint32_t pad;                  /* Zero. */
     uint64_t check;                /* The check of the words above. */
 };
-#define AFXDP_FP_FLOW_WORDS 17     /* Checked: key, action, generation. */
+#define AFXDP_FP_FLOW_WORDS 21     /* Checked: key, action, generation. */
 
 /* What a packet takes of the flow it met: the words after the key. */
 struct afxdp_fp_flow_tail {

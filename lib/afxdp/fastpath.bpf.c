@@ -618,12 +618,20 @@ enum lookup_result {
  * mask and of the flow is loaded once and summed into the entry's check
  * as it is used; a check that fails, or a flow put under another mask
  * than the one the key was masked with, means the core is changing them
- * (see fastpath-maps.h): CHANGING, and the packet goes to OVS. */
-static __always_inline enum lookup_result
+ * (see fastpath-maps.h): CHANGING, and the packet goes to OVS.
+ *
+ * A function of its own, not inlined (a global function, which the
+ * verifier checks once): inlined, its loops over the slots were checked
+ * again for each way through the parser, near the verifier's million
+ * instructions.  Only a packet the cache does not answer calls it. */
+__attribute__((noinline)) enum lookup_result
 lookup_masks(const struct afxdp_flow_key *key,
              const struct afxdp_fp_config *cfg,
              struct afxdp_fp_emc_entry *e)
 {
+    if (!key || !cfg || !e) {
+        return NOT_FOUND;   /* Cannot be: the verifier asks all the same. */
+    }
     struct afxdp_fp_flow_tail *out = &e->flow;
     __u32 n = cfg->mask_slots;
     struct afxdp_fp_flow_key fk;
@@ -759,13 +767,49 @@ recalc_csum16(__u16 csum, __u16 old, __u16 new)
     return ~sum;
 }
 
+/* OVS's recalc_csum32(): recalc_csum16() on the low 16 bits of the word
+ * as a 32-bit load holds it, then on the high, as OVS's casts take them
+ * on the same machine. */
+static __always_inline __u16
+recalc_csum32(__u16 csum, __u32 old, __u32 new)
+{
+    return recalc_csum16(recalc_csum16(csum, (__u16) old, (__u16) new),
+                         (__u16) (old >> 16), (__u16) (new >> 16));
+}
+
+/* OVS's packet_set_ipv4_addr(): the address at 'addr' from 'old' to
+ * 'new', the checksum of the TCP or UDP header OVS sees behind the IP
+ * header (at 'l4csum', NULL if it sees none) first, then the header's
+ * own, returned. */
+static __always_inline __u16
+set_ipv4_addr(__u8 *addr, __u32 old, __u32 new, __u16 csum, __u8 *l4csum,
+              int udp)
+{
+    if (l4csum) {
+        __u16 c = load16(l4csum);
+        if (!udp) {
+            *(__u16 *) l4csum = recalc_csum32(c, old, new);
+        } else if (c) {
+            /* UDP's 0 means no checksum: one that comes out 0 is sent
+             * as 0xffff. */
+            c = recalc_csum32(c, old, new);
+            *(__u16 *) l4csum = c ? c : 0xffff;
+        }
+    }
+    *(__u32 *) addr = new;
+    return recalc_csum32(csum, old, new);
+}
+
 /* The flow's set of IP fields on the header at 'nh' (one the parser
- * passed: PARSED_IP), as OVS's odp_set_ipv4() and odp_set_ipv6() make it:
- * IPv4's TOS, then its TTL, each where its mask is nonzero and only if
- * it changes, with the header checksum updated as OVS updates it (a
- * wrong one stays wrong as OVS leaves it); IPv6's traffic class and hop
- * limit as value | (old & ~mask), with no checksum.  0, or -1 with the
- * packet as it was. */
+ * passed: PARSED_IP, so no options), as OVS's odp_set_ipv4() and
+ * odp_set_ipv6() make it: IPv4's source, destination, TOS, then TTL,
+ * each where its mask is nonzero and only if it changes, with the
+ * header checksum updated as OVS updates it (a wrong one stays wrong as
+ * OVS leaves it), and for an address a TCP or UDP checksum behind the
+ * header where OVS sees that header (its size by the IP header's total
+ * length, as OVS measures it); IPv6's traffic class and hop limit as
+ * value | (old & ~mask), with no checksum.  0, or -1 with the packet as
+ * it was. */
 static __always_inline int
 rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
 {
@@ -773,7 +817,40 @@ rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
         if (!HAVE(nh, 20, end)) {
             return -1;
         }
+        __u8 *l4csum = 0;
+        int udp = 0;
+        if (a->nw_src_mask | a->nw_dst_mask) {
+            /* The parser passed the header: 20 <= its length <= the
+             * packet's, so the L4 bytes below are in the frame. */
+            __u32 l4_size = bpf_ntohs(load16(nh + 2)) - 20;
+            if (nh[9] == IPPROTO_TCP && l4_size >= 20) {
+                if (!HAVE(nh + 20, 20, end)) {
+                    return -1;
+                }
+                l4csum = nh + 20 + 16;
+            } else if (nh[9] == IPPROTO_UDP && l4_size >= 8) {
+                if (!HAVE(nh + 20, 8, end)) {
+                    return -1;
+                }
+                l4csum = nh + 20 + 6;
+                udp = 1;
+            }
+        }
         __u16 csum = load16(nh + 10);
+        if (a->nw_src_mask) {
+            __u32 old = load32(nh + 12);
+            __u32 new = a->nw_src | (old & ~a->nw_src_mask);
+            if (new != old) {
+                csum = set_ipv4_addr(nh + 12, old, new, csum, l4csum, udp);
+            }
+        }
+        if (a->nw_dst_mask) {
+            __u32 old = load32(nh + 16);
+            __u32 new = a->nw_dst | (old & ~a->nw_dst_mask);
+            if (new != old) {
+                csum = set_ipv4_addr(nh + 16, old, new, csum, l4csum, udp);
+            }
+        }
         if (a->nw_tos_mask) {
             __u8 old = nh[1];
             __u8 new = a->nw_tos | (old & ~a->nw_tos_mask);
@@ -804,17 +881,102 @@ rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
     return 0;
 }
 
-/* The flow's VLAN, IP and Ethernet rewrites: 0, or -1 with the packet as
- * it was.  The IP header is at 'l3' (past a tag in the frame) before a
- * push or pop moves it.  The match pinned the tag down, so a pop or
+/* OVS's packet_set_port(): the port at 'port' to value | (old & ~mask),
+ * and '*csum' with it if it changes and 'csum' is not NULL. */
+static __always_inline void
+set_port(__u8 *port, __u16 value, __u16 mask, __u16 *csum)
+{
+    __u16 old = load16(port);
+    __u16 new = value | (old & ~mask);
+    if (new != old) {
+        if (csum) {
+            *csum = recalc_csum16(*csum, old, new);
+        }
+        *(__u16 *) port = new;
+    }
+}
+
+/* The flow's set of TCP or UDP ports on the L4 header behind the IP
+ * header at 'nh' (one the parser passed: PARSED_IP, so no IPv4 options or
+ * IPv6 extension headers; the match pinned the protocol and ruled out a
+ * later fragment), as OVS's odp_set_tcp() and odp_set_udp() make it: only
+ * where OVS sees the header (a TCP header whose data offset fits, 8 bytes
+ * of UDP, by the IP header's own length), the source then the
+ * destination, each changed port updating the checksum; a UDP checksum
+ * of 0 stays 0, and one that comes out 0 is sent as 0xffff.  0, or -1
+ * with the packet as it was. */
+static __always_inline int
+rewrite_l4(__u8 *nh, const void *end, int ipv6,
+           const struct afxdp_fp_action *a)
+{
+    __u32 l4_size;
+    __u8 *l4;
+    if (ipv6) {
+        if (!HAVE(nh, 40, end)) {
+            return -1;
+        }
+        l4_size = bpf_ntohs(load16(nh + 4));
+        l4 = nh + 40;
+    } else {
+        if (!HAVE(nh, 20, end)) {
+            return -1;
+        }
+        l4_size = bpf_ntohs(load16(nh + 2)) - 20;
+        l4 = nh + 20;
+    }
+    if (a->set_l4 == IPPROTO_TCP) {
+        if (l4_size < 20) {
+            return 0;
+        }
+        if (!HAVE(l4, 20, end)) {
+            return -1;
+        }
+        __u32 hdr_len = (l4[12] >> 4) * 4;
+        if (hdr_len < 20 || hdr_len > l4_size) {
+            return 0;
+        }
+        __u16 csum = load16(l4 + 16);
+        set_port(l4, a->tp_src, a->tp_src_mask, &csum);
+        set_port(l4 + 2, a->tp_dst, a->tp_dst_mask, &csum);
+        *(__u16 *) (l4 + 16) = csum;
+        return 0;
+    }
+    if (l4_size < 8) {
+        return 0;
+    }
+    if (!HAVE(l4, 8, end)) {
+        return -1;
+    }
+    __u16 csum = load16(l4 + 6);
+    if (!csum) {
+        set_port(l4, a->tp_src, a->tp_src_mask, 0);
+        set_port(l4 + 2, a->tp_dst, a->tp_dst_mask, 0);
+        return 0;
+    }
+    set_port(l4, a->tp_src, a->tp_src_mask, &csum);
+    set_port(l4 + 2, a->tp_dst, a->tp_dst_mask, &csum);
+    *(__u16 *) (l4 + 6) = csum ? csum : 0xffff;
+    return 0;
+}
+
+/* The flow's VLAN, IP, L4 and Ethernet rewrites: 0, or -1 with the
+ * packet as it was.  The IP header (IPv6 if 'ipv6') is at 'l3' (past a
+ * tag in the frame) before a push or pop moves it.  The match pinned the tag down, so a pop or
  * replace finds one and a push finds none.  A tag the driver stripped
  * ('tag') is the packet's tag but not in the frame, and a redirect
  * leaves it behind: the frame must then get the tag the flow leaves on
- * the packet.  Only a push can fail (no headroom), and it goes first. */
-static __always_inline int
-rewrite(struct xdp_md *ctx, const struct afxdp_fp_action *a,
-        const struct stripped_tag *tag, __u32 l3)
+ * the packet.  Only a push can fail (no headroom), and it goes first.
+ *
+ * A function of its own, not inlined (a global function, the verifier
+ * checks it once for any flow): inlined, its branches multiplied the
+ * paths through the lookup past the verifier's million instructions. */
+__attribute__((noinline)) int
+fp_rewrite(struct xdp_md *ctx, const struct afxdp_fp_action *a,
+           const struct stripped_tag *tag, __u32 l3, int ipv6)
 {
+    if (!a || !tag) {
+        return -1;   /* Cannot be: the verifier asks all the same. */
+    }
     __u8 *p = (__u8 *) (long) ctx->data;
     void *end = (void *) (long) ctx->data_end;
     int pop = 0, push = 0, replace = 0;
@@ -866,6 +1028,11 @@ rewrite(struct xdp_md *ctx, const struct afxdp_fp_action *a,
      * a push or pop only moved. */
     l3 = l3 + (push ? 4 : 0) - (pop ? 4 : 0);
     if (a->set_ip && rewrite_ip(p + (l3 & 31), end, a)) {
+        return -1;
+    }
+    /* After the IP set: OVS's flows set the addresses before the ports,
+     * and both update the L4 checksum. */
+    if (a->set_l4 && rewrite_l4(p + (l3 & 31), end, ipv6, a)) {
         return -1;
     }
     if (!a->set_eth) {
@@ -946,14 +1113,17 @@ fast_path(struct xdp_md *ctx, const int hinted)
         /* OVS writes the IP fields where the header would be in any
          * packet, which the match said has one: one it takes for none
          * (too short, a wrong length) is left to it. */
-        if (a->set_ip && parsed != PARSED_IP) {
+        if ((a->set_ip || a->set_l4) && parsed != PARSED_IP) {
             count(AFXDP_FP_ip_unparsed);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }
         /* The IP header follows a tag in the frame, not one the driver
          * stripped. */
         const __u32 l3 = key.vlan_tci && !tag.present ? 18 : 14;
-        if (rewrite(ctx, a, &tag, l3)) {
+        if ((tag.present || a->vlan_op || a->set_eth || a->set_ip
+             || a->set_l4)
+            && fp_rewrite(ctx, a, &tag, l3,
+                          key.dl_type == bpf_htons(ETH_P_IPV6))) {
             count(AFXDP_FP_rewrite_failed);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }

@@ -48,6 +48,15 @@ action_of(const FlowTable::Entry &e)
     a.nw_tos_mask = f.nw_tos_mask;
     a.nw_ttl = f.nw_ttl;
     a.nw_ttl_mask = f.nw_ttl_mask;
+    a.nw_src = f.nw_src;
+    a.nw_src_mask = f.nw_src_mask;
+    a.nw_dst = f.nw_dst;
+    a.nw_dst_mask = f.nw_dst_mask;
+    a.set_l4 = f.set_l4;
+    a.tp_src = f.tp_src;
+    a.tp_src_mask = f.tp_src_mask;
+    a.tp_dst = f.tp_dst;
+    a.tp_dst_mask = f.tp_dst_mask;
     return a;
 }
 

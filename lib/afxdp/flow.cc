@@ -47,6 +47,7 @@ struct Walk {
     const afxdp_flow_action *output = nullptr;
     std::array<uint8_t, 6> src{}, src_mask{}, dst{}, dst_mask{};
     const afxdp_flow_action *set_ip = nullptr;
+    const afxdp_flow_action *set_l4 = nullptr;
 };
 
 // Whether a set of IP fields changes nothing in any packet: OVS writes
@@ -56,10 +57,29 @@ bool
 set_ip_is_noop(const afxdp_flow_action &a)
 {
     if (a.set_ip.version == 4) {
-        return !a.set_ip.tos_mask && !a.set_ip.ttl_mask;
+        return !a.set_ip.tos_mask && !a.set_ip.ttl_mask
+               && !a.set_ip.src_mask && !a.set_ip.dst_mask;
     }
     return !(a.set_ip.tos | a.set_ip.tos_mask | a.set_ip.ttl
              | a.set_ip.ttl_mask);
+}
+
+// Whether a set of ports changes nothing in any packet: OVS writes each
+// port as value | (old & ~mask).
+bool
+set_l4_is_noop(const afxdp_flow_action &a)
+{
+    return !(a.set_l4.src | a.set_l4.src_mask | a.set_l4.dst
+             | a.set_l4.dst_mask);
+}
+
+// Whether the match rules out a later fragment, whose payload OVS would
+// take for an L4 header: its ports' and checksum's bytes rewritten.
+bool
+no_later_fragment(const afxdp_flow_match &m)
+{
+    constexpr uint8_t kLater = 2;   // OVS's FLOW_NW_FRAG_LATER.
+    return (m.mask.nw_frag & kLater) && !(m.key.nw_frag & kLater);
 }
 
 // Later set_eth bits override earlier ones, as OVS applies them in turn:
@@ -193,7 +213,51 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
                 return refused(t, AFXDP_REFUSED_action,
                                "a second set of IP fields");
             }
+            // An address changes the L4 checksum, as a set of ports does;
+            // the program sets the addresses first, whatever the order of
+            // the two sets.  Both add to the checksum's ones' complement
+            // sum, and their order changes none of its bits: a sum comes
+            // out 0 (rather than 0xffff) only if it was 0 and every term
+            // so far was 0, in any order, and UDP's 0xffff for 0 after
+            // each set is another way of writing the same sum.
+            if (type == 0x0800 && (a.set_ip.src_mask || a.set_ip.dst_mask)
+                && !no_later_fragment(match)) {
+                return refused(t, AFXDP_REFUSED_action,
+                               "set of IPv4 addresses on a match that "
+                               "does not rule out later fragments");
+            }
             w.set_ip = &a;
+            break;
+        }
+        case AFXDP_ACTION_SET_L4: {
+            if (w.output || set_l4_is_noop(a)) {
+                break;
+            }
+            // OVS writes where the packet's L4 header would be, whatever
+            // the packet: the match must say it has one of that protocol
+            // behind an IP header of a known version, and is no later
+            // fragment (OVS takes one's payload for the header).
+            const uint8_t proto = a.set_l4.proto;
+            if ((proto != 6 && proto != 17)
+                || match.mask.dl_type != 0xffff
+                || (match.key.dl_type != to_be16(0x0800)
+                    && match.key.dl_type != to_be16(0x86dd))
+                || match.mask.nw_proto != 0xff
+                || match.key.nw_proto != proto) {
+                return refused(t, AFXDP_REFUSED_action,
+                               "set of ports on a packet the match does "
+                               "not pin to that protocol");
+            }
+            if (!no_later_fragment(match)) {
+                return refused(t, AFXDP_REFUSED_action,
+                               "set of ports on a match that does not "
+                               "rule out later fragments");
+            }
+            if (w.set_l4) {
+                return refused(t, AFXDP_REFUSED_action,
+                               "a second set of ports");
+            }
+            w.set_l4 = &a;
             break;
         }
         case AFXDP_ACTION_OTHER:
@@ -224,6 +288,20 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
         f.nw_tos_mask = ip.tos_mask;
         f.nw_ttl = v4 && !ip.ttl_mask ? 0 : ip.ttl;
         f.nw_ttl_mask = ip.ttl_mask;
+        if (v4) {
+            f.nw_src = ip.src_mask ? ip.src : 0;
+            f.nw_src_mask = ip.src_mask;
+            f.nw_dst = ip.dst_mask ? ip.dst : 0;
+            f.nw_dst_mask = ip.dst_mask;
+        }
+    }
+    if (w.set_l4) {
+        const auto &l4 = w.set_l4->set_l4;
+        f.set_l4 = l4.proto;
+        f.tp_src = l4.src;
+        f.tp_src_mask = l4.src_mask;
+        f.tp_dst = l4.dst;
+        f.tp_dst_mask = l4.dst_mask;
     }
     if (w.tag_changed) {
         Tag in = tag_in(match);
@@ -487,18 +565,59 @@ describe_set_ip(const XdpFlow &f)
 {
     const bool v4 = f.set_ip == 4;
     std::string out = v4 ? ",set_ipv4(" : ",set_ipv6(";
+    if (v4) {
+        std::string addrs;
+        describe_field(addrs, "src", &f.nw_src, &f.nw_src_mask, 4,
+                       Format::kAddress, false);
+        describe_field(addrs, "dst", &f.nw_dst, &f.nw_dst_mask, 4,
+                       Format::kAddress, false);
+        for (char &c : addrs) {
+            c = c == ' ' ? ',' : c;
+        }
+        out += addrs;
+    }
     const struct {
         const char *name;
         uint8_t value, mask;
     } fields[] = {{v4 ? "tos" : "tclass", f.nw_tos, f.nw_tos_mask},
                   {v4 ? "ttl" : "hlimit", f.nw_ttl, f.nw_ttl_mask}};
     const char *sep = "";
+    if (out.back() == ',') {
+        out.pop_back();
+        sep = ",";
+    }
     for (const auto &x : fields) {
         if (x.mask || (!v4 && x.value)) {
             char buf[32];
             std::snprintf(buf, sizeof buf, x.mask == 0xff ? "%s%s=%u"
                                                           : "%s%s=%u/%#x",
                           sep, x.name, x.value, x.mask);
+            out += buf;
+            sep = ",";
+        }
+    }
+    return out + ")";
+}
+
+// ",set_tcp(dst=9)": each port the set writes (OVS ors a value in
+// under any mask), "/mask" where the mask is not whole.
+std::string
+describe_set_l4(const XdpFlow &f)
+{
+    std::string out = f.set_l4 == 6 ? ",set_tcp(" : ",set_udp(";
+    const struct {
+        const char *name;
+        uint16_t value, mask;
+    } ports[] = {{"src", f.tp_src, f.tp_src_mask},
+                 {"dst", f.tp_dst, f.tp_dst_mask}};
+    const char *sep = "";
+    for (const auto &x : ports) {
+        const unsigned value = ntohs(x.value), mask = ntohs(x.mask);
+        if (value | mask) {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, mask == 0xffff ? "%s%s=%u"
+                                                          : "%s%s=%u/%#x",
+                          sep, x.name, value, mask);
             out += buf;
             sep = ",";
         }
@@ -556,6 +675,9 @@ describe(const Translation &t)
     out += describe_eth("eth_dst", f.eth_dst, f.eth_dst_mask);
     if (f.set_ip) {
         out += describe_set_ip(f);
+    }
+    if (f.set_l4) {
+        out += describe_set_l4(f);
     }
     return out + ")";
 }

@@ -67,6 +67,13 @@ struct XdpFlow {
     uint8_t set_ip = 0;
     uint8_t nw_tos = 0, nw_tos_mask = 0;    // IPv6: the traffic class.
     uint8_t nw_ttl = 0, nw_ttl_mask = 0;    // IPv6: the hop limit.
+    uint32_t nw_src = 0, nw_src_mask = 0;   // IPv4 only; network order.
+    uint32_t nw_dst = 0, nw_dst_mask = 0;
+    // The TCP or UDP ports' rewrite, as afxdp_flow_action's set_l4 says
+    // OVS makes it: 0 (none), 6 or 17.
+    uint8_t set_l4 = 0;
+    uint16_t tp_src = 0, tp_src_mask = 0;   // Network byte order.
+    uint16_t tp_dst = 0, tp_dst_mask = 0;
     uint32_t mark = 0;                                // OVS's flow mark.
 };
 

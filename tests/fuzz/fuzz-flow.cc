@@ -3,7 +3,10 @@
 //
 // Input (missing bytes read as zero):
 //   bytes 0-79    the match's key      bytes 80-159  its mask
-//   byte 160      bit 0: a field the key cannot hold is matched
+//   byte 160      bit 0: a field the key cannot hold is matched; bit 1:
+//                 OVS sees an L4 header big enough for TCP's or UDP's
+//                 checksum (by the IP header's length); bit 2: a TCP data
+//                 offset that fits
 //   byte 161      bit 0: the packet has a VLAN tag, for the model's run
 //                 when the match leaves it open; bit 1: its TPID is
 //                 0x88a8 (else 0x8100)
@@ -11,7 +14,10 @@
 //   bytes 164-167 the IP header's TOS, TTL and checksum, for the model's
 //                 run where the match pins an IPv4 or IPv6 type
 //   then up to 8 actions of 8 bytes: type (modulo 8: the seven types and
-//   an output to a port that takes no redirect), then its arguments.
+//   an output to a port that takes no redirect; 5 with bit 3 a set of
+//   ports, else an action XDP does not do), then its arguments.
+// The model's packet takes the key's own bytes (under the mask or not) for
+// its addresses, protocol, fragment, ports, and (tcp_flags) L4 checksum.
 //
 // For every input, translate() must hold to:
 //   - no flow for a match on an unparsed field, and otherwise a flow
@@ -30,6 +36,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "flow.hh"
@@ -53,13 +60,93 @@ struct Packet {
                              // of IP fields of the other version.
     uint8_t tos = 0, ttl = 0;   // IPv6: traffic class, hop limit.
     uint16_t csum = 0;          // IPv4's header checksum.
+    uint32_t saddr = 0, daddr = 0;   // IPv4, network byte order.
+    uint16_t sport = 0, dport = 0;   // Network byte order.
+    uint16_t l4csum = 0;             // TCP's or UDP's checksum.
+    // What the sets find (never changed by them): the protocol, a later
+    // fragment, an L4 header OVS sees whole enough to update its checksum,
+    // a TCP data offset that fits.
+    uint8_t proto = 0;
+    bool later = false, l4big = false, doff_ok = false;
     bool operator==(const Packet &o) const
     {
         return tags == o.tags && !std::memcmp(src, o.src, 6)
                && !std::memcmp(dst, o.dst, 6) && ip == o.ip
-               && tos == o.tos && ttl == o.ttl && csum == o.csum;
+               && tos == o.tos && ttl == o.ttl && csum == o.csum
+               && saddr == o.saddr && daddr == o.daddr
+               && sport == o.sport && dport == o.dport
+               && l4csum == o.l4csum;
     }
 };
+
+// packet_set_ipv4_addr(): an IPv4 address from 'field' to 'v', the TCP or
+// UDP checksum first where OVS sees one (in a later fragment's payload,
+// which this model does not hold: garbled), then the header's.
+void
+set_ipv4_addr(Packet &p, uint32_t &field, uint32_t v)
+{
+    const bool l4 = p.l4big && (p.proto == 6 || p.proto == 17);
+    if (l4 && p.later) {
+        p.ip = -1;
+        return;
+    }
+    if (l4 && p.proto == 6) {
+        p.l4csum = ovs_recalc_csum32(p.l4csum, field, v);
+    } else if (l4 && p.l4csum) {
+        p.l4csum = ovs_recalc_csum32(p.l4csum, field, v);
+        p.l4csum = p.l4csum ? p.l4csum : 0xffff;
+    }
+    p.csum = ovs_recalc_csum32(p.csum, field, v);
+    field = v;
+}
+
+// odp_set_ipv4()'s addresses: each where its mask is nonzero and it
+// changes.
+void
+set_ipv4_addrs(Packet &p, uint32_t src, uint32_t src_mask, uint32_t dst,
+               uint32_t dst_mask)
+{
+    for (auto [field, value, mask] : {std::tuple{&p.saddr, src, src_mask},
+                                      std::tuple{&p.daddr, dst, dst_mask}}) {
+        const uint32_t v = value | (*field & ~mask);
+        if (mask && v != *field && p.ip == 4) {
+            set_ipv4_addr(p, *field, v);
+        }
+    }
+}
+
+// odp_set_tcp() and odp_set_udp() on a packet whose L4 header is of
+// 'proto' (garbled where it is not, or a later fragment's payload).
+void
+set_ports(Packet &p, uint8_t proto, uint16_t src, uint16_t src_mask,
+          uint16_t dst, uint16_t dst_mask)
+{
+    if (p.ip != 4 && p.ip != 6) {
+        p.ip = -1;
+        return;
+    }
+    if (proto != p.proto || p.later) {
+        p.ip = -1;
+        return;
+    }
+    if (!p.l4big || (proto == 6 && !p.doff_ok)) {
+        return;   // OVS sees no header it sets ports in.
+    }
+    const bool csum = proto == 6 || p.l4csum;
+    for (auto [field, value, mask] : {std::tuple{&p.sport, src, src_mask},
+                                      std::tuple{&p.dport, dst, dst_mask}}) {
+        const uint16_t v = uint16_t(value | (*field & ~mask));
+        if (v != *field) {
+            if (csum) {
+                p.l4csum = ovs_recalc_csum16(p.l4csum, *field, v);
+            }
+            *field = v;
+        }
+    }
+    if (proto == 17 && csum && !p.l4csum) {
+        p.l4csum = 0xffff;
+    }
+}
 
 // One byte of the IPv4 header set as odp_set_ipv4() sets it, where its
 // mask is nonzero and it changes; 'hi': the byte is its word's first.
@@ -87,6 +174,10 @@ describe(const Packet &p)
     }
     std::snprintf(b, sizeof b, ", dst ..%02x src ..%02x, IPv%d %02x %02x %04x",
                   p.dst[5], p.src[5], p.ip, p.tos, p.ttl, p.csum);
+    s += b;
+    std::snprintf(b, sizeof b, " %08x > %08x, %u: %04x > %04x %04x",
+                  ntohl(p.saddr), ntohl(p.daddr), p.proto, ntohs(p.sport),
+                  ntohs(p.dport), p.l4csum);
     return s + b;
 }
 
@@ -137,7 +228,8 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
             // nothing (IPv4: no mask; IPv6: no value, no mask) or what
             // was there.
             if (a.set_ip.version == 4 && !a.set_ip.tos_mask
-                && !a.set_ip.ttl_mask) {
+                && !a.set_ip.ttl_mask && !a.set_ip.src_mask
+                && !a.set_ip.dst_mask) {
                 break;
             }
             if (a.set_ip.version == 6 && !(a.set_ip.tos | a.set_ip.tos_mask
@@ -148,7 +240,9 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
             if (a.set_ip.version != p.ip) {
                 p.ip = -1;
             } else if (p.ip == 4) {
-                // odp_set_ipv4(): TOS, then TTL.
+                // odp_set_ipv4(): addresses, TOS, then TTL.
+                set_ipv4_addrs(p, a.set_ip.src, a.set_ip.src_mask,
+                               a.set_ip.dst, a.set_ip.dst_mask);
                 set_ipv4_byte(p, p.tos, a.set_ip.tos, a.set_ip.tos_mask,
                               false);
                 set_ipv4_byte(p, p.ttl, a.set_ip.ttl, a.set_ip.ttl_mask,
@@ -157,6 +251,14 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
                 // odp_set_ipv6(): value | (old & ~mask), whatever the mask.
                 p.tos = uint8_t(a.set_ip.tos | (p.tos & ~a.set_ip.tos_mask));
                 p.ttl = uint8_t(a.set_ip.ttl | (p.ttl & ~a.set_ip.ttl_mask));
+            }
+            break;
+        case AFXDP_ACTION_SET_L4:
+            if (a.set_l4.src | a.set_l4.src_mask | a.set_l4.dst
+                | a.set_l4.dst_mask) {
+                set_ports(p, a.set_l4.proto, a.set_l4.src,
+                          a.set_l4.src_mask, a.set_l4.dst,
+                          a.set_l4.dst_mask);
             }
             break;
         default:
@@ -196,12 +298,21 @@ apply(Packet p, const afxdp::XdpFlow &f)
     if (f.set_ip) {
         FUZZ_CHECK(f.set_ip == p.ip, "set of IP fields of another version");
         if (p.ip == 4) {
+            set_ipv4_addrs(p, f.nw_src, f.nw_src_mask, f.nw_dst,
+                           f.nw_dst_mask);
+            FUZZ_CHECK(p.ip == 4, "set of addresses in a later fragment");
             set_ipv4_byte(p, p.tos, f.nw_tos, f.nw_tos_mask, false);
             set_ipv4_byte(p, p.ttl, f.nw_ttl, f.nw_ttl_mask, true);
         } else {
             p.tos = uint8_t(f.nw_tos | (p.tos & ~f.nw_tos_mask));
             p.ttl = uint8_t(f.nw_ttl | (p.ttl & ~f.nw_ttl_mask));
         }
+    }
+    if (f.set_l4) {
+        set_ports(p, f.set_l4, f.tp_src, f.tp_src_mask, f.tp_dst,
+                  f.tp_dst_mask);
+        FUZZ_CHECK(p.ip == 4 || p.ip == 6,
+                   "set of ports on a packet without that L4 header");
     }
     return p;
 }
@@ -247,6 +358,27 @@ decode_action(const uint8_t *b)
         a.set_ip.tos_mask = b[1] & 2 ? 0 : b[1] & 4 ? 0xff : b[3];
         a.set_ip.ttl = b[4];
         a.set_ip.ttl_mask = b[1] & 8 ? 0 : b[1] & 16 ? 0xff : b[5];
+        if (b[7] & 1) {
+            a.set_ip.src = htonl(0x0a000000u | b[6]);
+            a.set_ip.src_mask = b[7] & 2 ? 0xffffffff : htonl(0xffffff00);
+        }
+        if (b[7] & 4) {
+            a.set_ip.dst = htonl(0xc0a80000u | b[6] << 8 | b[7]);
+            a.set_ip.dst_mask = b[7] & 8 ? 0xffffffff : htonl(0xffff0000);
+        }
+        break;
+    case 5:
+        if (!(b[0] & 8)) {
+            a.type = AFXDP_ACTION_OTHER;
+            a.other = "ct";
+            break;
+        }
+        a.type = AFXDP_ACTION_SET_L4;
+        a.set_l4.proto = b[1] & 1 ? 17 : b[1] & 2 ? 132 : 6;
+        a.set_l4.src = uint16_t(b[2] | b[3] << 8);
+        a.set_l4.src_mask = b[1] & 4 ? 0 : b[1] & 8 ? 0xffff : b[4];
+        a.set_l4.dst = uint16_t(b[5] | b[6] << 8);
+        a.set_l4.dst_mask = b[1] & 16 ? 0xffff : uint16_t(b[7] << 8);
         break;
     default:
         a.type = AFXDP_ACTION_OTHER;
@@ -310,6 +442,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p.tos = in[164];
         p.ttl = in[165];
         p.csum = p.ip == 4 ? uint16_t(in[166] | in[167] << 8) : 0;
+        if (p.ip == 4) {
+            std::memcpy(&p.saddr, m.key.nw_src, 4);
+            std::memcpy(&p.daddr, m.key.nw_dst, 4);
+            p.later = m.key.nw_frag & 2;
+        }
+        p.proto = m.key.nw_proto;
+        p.sport = m.key.tp_src;
+        p.dport = m.key.tp_dst;
+        p.l4csum = m.key.tcp_flags;
+        p.l4big = in[160] & 2;
+        p.doff_ok = in[160] & 4;
     }
     ModelRun r = model(p, acts);
 

@@ -18,4 +18,16 @@ ovs_recalc_csum16(uint16_t old_csum, uint16_t old_u16, uint16_t new_u16)
     return uint16_t(~sum);
 }
 
+// OVS's recalc_csum32(): recalc_csum16() on the halves of a word as a
+// 32-bit load of it holds them, the low then the high (OVS's casts of an
+// ovs_be32 to ovs_be16 and of its >> 16), on this machine's byte order.
+inline uint16_t
+ovs_recalc_csum32(uint16_t old_csum, uint32_t old_u32, uint32_t new_u32)
+{
+    return ovs_recalc_csum16(ovs_recalc_csum16(old_csum, uint16_t(old_u32),
+                                               uint16_t(new_u32)),
+                             uint16_t(old_u32 >> 16),
+                             uint16_t(new_u32 >> 16));
+}
+
 #endif  // AFXDP_TESTS_OVS_CSUM_HH
