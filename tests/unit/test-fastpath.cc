@@ -668,14 +668,17 @@ ovs_set_l4(Bytes &p, size_t l3, const XdpFlow &f)
 {
     size_t size;
     const size_t l4 = ovs_l4_ofs(p, l3, &size);
-    uint16_t src, dst;
-    std::memcpy(&src, &p[l4], 2);
-    std::memcpy(&dst, &p[l4 + 2], 2);
-    src = uint16_t(f.tp_src | (src & ~f.tp_src_mask));
-    dst = uint16_t(f.tp_dst | (dst & ~f.tp_dst_mask));
+    // The ports as odp_set_*() computes them, read where OVS sees them.
+    uint16_t src = 0, dst = 0;
+    if (size >= 8) {
+        std::memcpy(&src, &p[l4], 2);
+        std::memcpy(&dst, &p[l4 + 2], 2);
+        src = uint16_t(f.tp_src | (src & ~f.tp_src_mask));
+        dst = uint16_t(f.tp_dst | (dst & ~f.tp_dst_mask));
+    }
     if (f.set_l4 == IPPROTO_TCP) {
         // dp_packet_get_tcp_payload(): a header whose offset fits.
-        const size_t hdr = (p[l4 + 12] >> 4) * 4u;
+        const size_t hdr = size >= 20 ? (p[l4 + 12] >> 4) * 4u : 0;
         if (size >= 20 && hdr >= 20 && hdr <= size) {
             ovs_set_port(p, l4, src, l4 + 16);
             ovs_set_port(p, l4 + 2, dst, l4 + 16);
