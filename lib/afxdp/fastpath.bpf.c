@@ -821,7 +821,10 @@ rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
         int udp = 0;
         if (a->nw_src_mask | a->nw_dst_mask) {
             /* The parser passed the header: 20 <= its length <= the
-             * packet's, so the L4 bytes below are in the frame. */
+             * packet's, and a redirect is of one buffer (fast_path()
+             * sends a packet of several to OVS first), so the L4 bytes
+             * below are in the frame and the checks cannot fail after
+             * an earlier rewrite. */
             __u32 l4_size = bpf_ntohs(load16(nh + 2)) - 20;
             if (nh[9] == IPPROTO_TCP && l4_size >= 20) {
                 if (!HAVE(nh + 20, 20, end)) {
