@@ -777,6 +777,24 @@ recalc_csum32(__u16 csum, __u32 old, __u32 new)
                          (__u16) (old >> 16), (__u16) (new >> 16));
 }
 
+/* Where OVS puts the L4 header behind the IP header at 'nh' (one the
+ * parser passed: PARSED_IP, so no IPv4 options or IPv6 extension
+ * headers), and its size as OVS measures it, by the IP header's own
+ * length (dp_packet_l4_size(): padding does not count).  The parser
+ * checked that length against the packet's, and a redirect is of one
+ * buffer (fast_path() sends a packet of several to OVS first): the bytes
+ * are in the frame.  NULL only if the IP header is not (cannot be). */
+static __always_inline __u8 *
+l4_header(__u8 *nh, const void *end, int ipv6, __u32 *size)
+{
+    if (!HAVE(nh, ipv6 ? 40 : 20, end)) {
+        return 0;
+    }
+    *size = ipv6 ? bpf_ntohs(load16(nh + 4))
+                 : bpf_ntohs(load16(nh + 2)) - 20;
+    return nh + (ipv6 ? 40 : 20);
+}
+
 /* OVS's packet_set_ipv4_addr(): the address at 'addr' from 'old' to
  * 'new', the checksum of the TCP or UDP header OVS sees behind the IP
  * header (at 'l4csum', NULL if it sees none) first, then the header's
@@ -820,22 +838,20 @@ rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
         __u8 *l4csum = 0;
         int udp = 0;
         if (a->nw_src_mask | a->nw_dst_mask) {
-            /* The parser passed the header: 20 <= its length <= the
-             * packet's, and a redirect is of one buffer (fast_path()
-             * sends a packet of several to OVS first), so the L4 bytes
-             * below are in the frame and the checks cannot fail after
-             * an earlier rewrite. */
-            __u32 l4_size = bpf_ntohs(load16(nh + 2)) - 20;
-            if (nh[9] == IPPROTO_TCP && l4_size >= 20) {
-                if (!HAVE(nh + 20, 20, end)) {
+            __u32 l4_size;
+            __u8 *l4 = l4_header(nh, end, 0, &l4_size);
+            if (!l4) {
+                return -1;
+            } else if (nh[9] == IPPROTO_TCP && l4_size >= 20) {
+                if (!HAVE(l4, 20, end)) {
                     return -1;
                 }
-                l4csum = nh + 20 + 16;
+                l4csum = l4 + 16;
             } else if (nh[9] == IPPROTO_UDP && l4_size >= 8) {
-                if (!HAVE(nh + 20, 8, end)) {
+                if (!HAVE(l4, 8, end)) {
                     return -1;
                 }
-                l4csum = nh + 20 + 6;
+                l4csum = l4 + 6;
                 udp = 1;
             }
         }
@@ -913,19 +929,9 @@ rewrite_l4(__u8 *nh, const void *end, int ipv6,
            const struct afxdp_fp_action *a)
 {
     __u32 l4_size;
-    __u8 *l4;
-    if (ipv6) {
-        if (!HAVE(nh, 40, end)) {
-            return -1;
-        }
-        l4_size = bpf_ntohs(load16(nh + 4));
-        l4 = nh + 40;
-    } else {
-        if (!HAVE(nh, 20, end)) {
-            return -1;
-        }
-        l4_size = bpf_ntohs(load16(nh + 2)) - 20;
-        l4 = nh + 20;
+    __u8 *l4 = l4_header(nh, end, ipv6, &l4_size);
+    if (!l4) {
+        return -1;
     }
     if (a->set_l4 == IPPROTO_TCP) {
         if (l4_size < 20) {

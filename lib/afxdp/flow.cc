@@ -73,6 +73,14 @@ set_l4_is_noop(const afxdp_flow_action &a)
              | a.set_l4.dst_mask);
 }
 
+// The Ethernet type the match pins down (host order), or 0 if it leaves
+// it open.
+uint16_t
+pinned_dl_type(const afxdp_flow_match &m)
+{
+    return m.mask.dl_type == 0xffff ? ntohs(m.key.dl_type) : 0;
+}
+
 // Whether the match rules out a later fragment, whose payload OVS would
 // take for an L4 header: its ports' and checksum's bytes rewritten.
 bool
@@ -203,8 +211,7 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
             // and two in a row can leave it other than one would (0xffff
             // for 0), with a checksum that was wrong to begin with.
             // dpif-netdev's flows set each header once.
-            if (!type || match.mask.dl_type != 0xffff
-                || match.key.dl_type != to_be16(type)) {
+            if (!type || pinned_dl_type(match) != type) {
                 return refused(t, AFXDP_REFUSED_action,
                                "set of IP fields on a packet the match "
                                "does not pin to that IP version");
@@ -238,10 +245,9 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
             // behind an IP header of a known version, and is no later
             // fragment (OVS takes one's payload for the header).
             const uint8_t proto = a.set_l4.proto;
+            const uint16_t type = pinned_dl_type(match);
             if ((proto != 6 && proto != 17)
-                || match.mask.dl_type != 0xffff
-                || (match.key.dl_type != to_be16(0x0800)
-                    && match.key.dl_type != to_be16(0x86dd))
+                || (type != 0x0800 && type != 0x86dd)
                 || match.mask.nw_proto != 0xff
                 || match.key.nw_proto != proto) {
                 return refused(t, AFXDP_REFUSED_action,

@@ -1319,19 +1319,34 @@ TEST_F(FastPathLookup, RedirectRewritesAsOvsWould)
     }
 }
 
+// The ones' complement sum of 'n' bytes at 'p', added to 'sum'.
+uint32_t
+sum_bytes(const uint8_t *p, size_t n, uint32_t sum = 0)
+{
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        sum += uint32_t(p[i] << 8 | p[i + 1]);
+    }
+    if (n % 2) {
+        sum += uint32_t(p[n - 1] << 8);
+    }
+    return sum;
+}
+
+uint16_t
+fold(uint32_t sum)
+{
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return uint16_t(~sum);
+}
+
 // The IPv4 header checksum at 'l3' computed whole: 0 for a header
 // whose checksum is right.
 uint16_t
 ipv4_header_sum(const Bytes &p, size_t l3)
 {
-    uint32_t sum = 0;
-    for (size_t i = 0; i < 20; i += 2) {
-        sum += uint32_t(p[l3 + i] << 8 | p[l3 + i + 1]);
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return uint16_t(~sum);
+    return fold(sum_bytes(&p[l3], 20));
 }
 
 TEST_F(FastPathLookup, SetIpFieldsAsOvsSetsThem)
@@ -1415,28 +1430,6 @@ TEST_F(FastPathLookup, SetIpFieldsAsOvsSetsThem)
     ASSERT_EQ(fp_.del(ufid(n)), 0);
 }
 
-// The ones' complement sum of 'n' bytes at 'p', added to 'sum'.
-uint32_t
-sum_bytes(const uint8_t *p, size_t n, uint32_t sum = 0)
-{
-    for (size_t i = 0; i + 1 < n; i += 2) {
-        sum += uint32_t(p[i] << 8 | p[i + 1]);
-    }
-    if (n % 2) {
-        sum += uint32_t(p[n - 1] << 8);
-    }
-    return sum;
-}
-
-uint16_t
-fold(uint32_t sum)
-{
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return uint16_t(~sum);
-}
-
 // The TCP or UDP checksum of the segment behind the IP header at 'l3'
 // computed whole, pseudo-header included: 0 where the packet's is right.
 uint16_t
@@ -1464,7 +1457,7 @@ with_checksums(Bytes p, size_t l3)
     p[at + 1] = uint8_t(c);
     if (l4 - l3 == 20) {
         p[l3 + 10] = p[l3 + 11] = 0;
-        const uint16_t h = fold(sum_bytes(&p[l3], 20));
+        const uint16_t h = ipv4_header_sum(p, l3);
         p[l3 + 10] = uint8_t(h >> 8);
         p[l3 + 11] = uint8_t(h);
     }
