@@ -339,10 +339,10 @@ set_ip_action(struct afxdp_flow_action *a, uint8_t version, uint8_t tos,
     a->set_ip.ttl_mask = ttl_mask;
 }
 
-/* A masked set of IPv4's addresses, TOS and TTL or IPv6's traffic class
- * and hop limit, the fields odp-execute.c sets as afxdp_flow_action's
- * set_ip says; with IPv6 addresses or a flow label, OTHER.  (OVS ignores
- * the protocol and fragment fields of a set.) */
+/* A masked set of IPv4's addresses, TOS and TTL or IPv6's addresses,
+ * flow label, traffic class and hop limit, the fields odp-execute.c sets
+ * as afxdp_flow_action's set_ip says.  (OVS ignores the protocol and
+ * fragment fields of a set.) */
 static void
 set_ip_from_ovs(const struct nlattr *key, struct afxdp_flow_action *a)
 {
@@ -365,18 +365,14 @@ set_ip_from_ovs(const struct nlattr *key, struct afxdp_flow_action *a)
     } else {
         const struct ovs_key_ipv6 *v = nl_attr_get(key), *m = v + 1;
 
-        /* OVS ors an address's or label's value in under any mask. */
-        if (!is_all_zeros(&v->ipv6_src, sizeof v->ipv6_src)
-            || !is_all_zeros(&m->ipv6_src, sizeof m->ipv6_src)
-            || !is_all_zeros(&v->ipv6_dst, sizeof v->ipv6_dst)
-            || !is_all_zeros(&m->ipv6_dst, sizeof m->ipv6_dst)) {
-            a->other = "set of IPv6 addresses";
-        } else if (v->ipv6_label || m->ipv6_label) {
-            a->other = "set of the IPv6 flow label";
-        } else {
-            set_ip_action(a, 6, v->ipv6_tclass, m->ipv6_tclass,
-                          v->ipv6_hlimit, m->ipv6_hlimit);
-        }
+        set_ip_action(a, 6, v->ipv6_tclass, m->ipv6_tclass,
+                      v->ipv6_hlimit, m->ipv6_hlimit);
+        memcpy(a->set_ip.src6, &v->ipv6_src, 16);
+        memcpy(a->set_ip.src6_mask, &m->ipv6_src, 16);
+        memcpy(a->set_ip.dst6, &v->ipv6_dst, 16);
+        memcpy(a->set_ip.dst6_mask, &m->ipv6_dst, 16);
+        a->set_ip.label = (OVS_FORCE uint32_t) v->ipv6_label;
+        a->set_ip.label_mask = (OVS_FORCE uint32_t) m->ipv6_label;
     }
 }
 

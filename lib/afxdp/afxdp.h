@@ -630,21 +630,27 @@ struct afxdp_flow_action {
             uint8_t dst[6], dst_mask[6];
         } set_eth;
         /* OVS's masked set of ipv4(src,dst,tos,ttl) or
-         * ipv6(tclass,hlimit), the other fields neither set nor masked (a
-         * shim makes anything else OTHER).  As OVS executes them
-         * (odp-execute.c): IPv4 writes the source as src | (old &
+         * ipv6(src,dst,label,tclass,hlimit), the other fields neither set
+         * nor masked (a shim makes anything else OTHER).  As OVS executes
+         * them (odp-execute.c): IPv4 writes the source as src | (old &
          * ~src_mask) only where src_mask is nonzero and the address
          * changes, updating the header's checksum and a TCP or UDP
          * checksum behind it, then the destination, the TOS and the TTL
-         * the same way (the last two with the header's checksum only);
-         * IPv6 writes both its fields as value | (old & ~mask) whatever
-         * the masks. */
+         * the same way (the last two with the header's checksum only).
+         * IPv6 computes every field as value | (old & ~mask) whatever the
+         * masks; it writes the source, then the destination, only if it
+         * changes, updating the TCP, UDP or ICMPv6 checksum behind the
+         * header, then the traffic class, the label and the hop limit. */
         struct {
             uint8_t version;      /* 4 or 6. */
             uint8_t tos, tos_mask;   /* IPv6: the traffic class. */
             uint8_t ttl, ttl_mask;   /* IPv6: the hop limit. */
             uint32_t src, src_mask;  /* IPv4, network byte order. */
             uint32_t dst, dst_mask;  /* IPv4, network byte order. */
+            uint8_t src6[16], src6_mask[16];   /* IPv6. */
+            uint8_t dst6[16], dst6_mask[16];   /* IPv6. */
+            uint32_t label, label_mask;   /* IPv6, network byte order: the
+                                           * low 20 bits. */
         } set_ip;
         /* OVS's masked set of tcp(src,dst) or udp(src,dst): each port as
          * value | (old & ~mask), the L4 checksum updated for each port

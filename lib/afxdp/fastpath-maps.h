@@ -136,12 +136,14 @@ enum afxdp_fp_vlan_op {
 struct afxdp_fp_action {
     uint8_t verdict;               /* enum afxdp_fp_verdict. */
     uint8_t vlan_op;               /* enum afxdp_fp_vlan_op. */
-    uint16_t tpid;                 /* Network byte order, as written. */
-    uint16_t tci;                  /* Network byte order, without CFI. */
     uint8_t set_eth;               /* Some eth_*_mask bit is set: the
                                     * addresses are rewritten. */
     uint8_t set_ip;                /* 0, or 4 or 6: the IP header's
                                     * fields below are rewritten. */
+    uint8_t set_l4;                /* 0, or 6 (TCP) or 17 (UDP). */
+    uint8_t pad0[3];               /* Zero. */
+    uint16_t tpid;                 /* Network byte order, as written. */
+    uint16_t tci;                  /* Network byte order, without CFI. */
     uint32_t ifindex;              /* AFXDP_FP_REDIRECT: the target. */
     uint32_t mark;                 /* AFXDP_FP_TO_SOCKET: OVS's mark. */
     uint32_t stats_slot;           /* Index into fp_stats. */
@@ -152,16 +154,17 @@ struct afxdp_fp_action {
      * IPv4's TOS and TTL, or IPv6's traffic class and hop limit. */
     uint8_t nw_tos, nw_tos_mask;
     uint8_t nw_ttl, nw_ttl_mask;
-    /* With set_ip 4: its addresses (network byte order), each written
-     * where its mask is nonzero. */
-    uint32_t nw_src, nw_src_mask;
-    uint32_t nw_dst, nw_dst_mask;
+    uint32_t ipv6_label, ipv6_label_mask;   /* With set_ip 6: network byte
+                                             * order. */
     /* With set_l4: the ports (network byte order), as afxdp_flow_action's
      * set_l4 says OVS writes them. */
     uint16_t tp_src, tp_src_mask;
     uint16_t tp_dst, tp_dst_mask;
-    uint8_t set_l4;                /* 0, or 6 (TCP) or 17 (UDP). */
-    uint8_t pad[7];                /* Zero. */
+    uint8_t pad1[4];               /* Zero. */
+    /* With set_ip: its addresses, as the key holds them (IPv4 in the
+     * first 4 bytes, the rest zero). */
+    uint8_t nw_src[16], nw_src_mask[16];
+    uint8_t nw_dst[16], nw_dst_mask[16];
 };
 
 struct afxdp_fp_flow {
@@ -171,7 +174,7 @@ struct afxdp_fp_flow {
     uint32_t pad;                  /* Zero. */
     uint64_t check;                /* The check of the words above. */
 };
-#define AFXDP_FP_FLOW_WORDS 21     /* Checked: key, action, generation. */
+#define AFXDP_FP_FLOW_WORDS 28     /* Checked: key, action, generation. */
 
 /* What a packet takes of the flow it met: the words after the key. */
 struct afxdp_fp_flow_tail {
@@ -222,12 +225,15 @@ afxdp_fp_entry_check(const void *entry, unsigned n_words)
 #define AFXDP_FP_EMC_SIZE 512      /* A power of two. */
 
 struct afxdp_fp_emc_entry {
+    uint64_t generation;           /* fp_config's when the flow was
+                                    * found; 0: empty. */
     struct afxdp_flow_key key;     /* A packet's, unmasked. */
     struct afxdp_fp_flow_tail flow;  /* The flow it met: its action, as
                                       * the program copied and checked
-                                      * it from the flow map. */
-    uint64_t generation;           /* fp_config's when the flow was
-                                    * found; 0: empty. */
+                                      * it from the flow map.  What a hit
+                                      * reads of it (verdict to
+                                      * stats_slot) shares the key's
+                                      * cache lines. */
 };
 
 struct afxdp_fp_stats {

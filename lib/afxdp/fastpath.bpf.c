@@ -795,6 +795,35 @@ l4_header(__u8 *nh, const void *end, int ipv6, __u32 *size)
     return nh + (ipv6 ? 40 : 20);
 }
 
+/* The L4 checksum that OVS updates when it sets an address of the IP
+ * header at 'nh' (packet_set_ipv4_addr(), packet_update_csum128()), into
+ * '*csum', NULL if none: TCP's where OVS sees 20 bytes of it, UDP's where
+ * it sees 8 ('*udp' set: its 0 means none), IPv6's ICMPv6 where it sees 4
+ * (ICMP's covers no address).  0, or -1 if the header is not in the frame
+ * (cannot be: see l4_header()). */
+static __always_inline int
+address_l4_csum(__u8 *nh, const void *end, int ipv6, __u8 **csum, int *udp)
+{
+    __u32 size;
+    __u8 *l4 = l4_header(nh, end, ipv6, &size);
+    if (!l4) {
+        return -1;
+    }
+    const __u8 proto = nh[ipv6 ? 6 : 9];
+    const __u32 need = proto == IPPROTO_TCP ? 20
+                       : proto == IPPROTO_UDP ? 8
+                       : proto == IPPROTO_ICMPV6 && ipv6 ? 4 : 0;
+    if (!need || size < need) {
+        return 0;
+    }
+    if (!HAVE(l4, need, end)) {
+        return -1;
+    }
+    *csum = l4 + (proto == IPPROTO_TCP ? 16 : proto == IPPROTO_UDP ? 6 : 2);
+    *udp = proto == IPPROTO_UDP;
+    return 0;
+}
+
 /* OVS's packet_set_ipv4_addr(): the address at 'addr' from 'old' to
  * 'new', the checksum of the TCP or UDP header OVS sees behind the IP
  * header (at 'l4csum', NULL if it sees none) first, then the header's
@@ -818,6 +847,41 @@ set_ipv4_addr(__u8 *addr, __u32 old, __u32 new, __u16 csum, __u8 *l4csum,
     return recalc_csum32(csum, old, new);
 }
 
+/* OVS's packet_set_ipv6_addr() for the address at 'addr' (value | (old &
+ * ~mask), word by word), if it changes: the checksum at 'l4csum' first
+ * (NULL: none), as recalc_csum128() updates it, a halfword at a time in
+ * order (a UDP checksum of 0 stays 0, one that comes out 0 is sent as
+ * 0xffff), then the address. */
+static __always_inline void
+set_ipv6_addr(__u8 *addr, const __u8 *value, const __u8 *mask,
+              __u8 *l4csum, int udp)
+{
+    __u32 old[4], new[4], changed = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        old[i] = load32(addr + 4 * i);
+        new[i] = *(const __u32 *) (value + 4 * i)
+                 | (old[i] & ~*(const __u32 *) (mask + 4 * i));
+        changed |= old[i] ^ new[i];
+    }
+    if (!changed) {
+        return;
+    }
+    if (l4csum) {
+        __u16 c = load16(l4csum);
+        if (!udp || c) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                c = recalc_csum32(c, old[i], new[i]);
+            }
+            *(__u16 *) l4csum = udp && !c ? 0xffff : c;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        *(__u32 *) (addr + 4 * i) = new[i];
+    }
+}
 /* The flow's set of IP fields on the header at 'nh' (one the parser
  * passed: PARSED_IP, so no options), as OVS's odp_set_ipv4() and
  * odp_set_ipv6() make it: IPv4's source, destination, TOS, then TTL,
@@ -835,37 +899,25 @@ rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
         if (!HAVE(nh, 20, end)) {
             return -1;
         }
+        const __u32 src_mask = *(const __u32 *) a->nw_src_mask;
+        const __u32 dst_mask = *(const __u32 *) a->nw_dst_mask;
         __u8 *l4csum = 0;
         int udp = 0;
-        if (a->nw_src_mask | a->nw_dst_mask) {
-            __u32 l4_size;
-            __u8 *l4 = l4_header(nh, end, 0, &l4_size);
-            if (!l4) {
-                return -1;
-            } else if (nh[9] == IPPROTO_TCP && l4_size >= 20) {
-                if (!HAVE(l4, 20, end)) {
-                    return -1;
-                }
-                l4csum = l4 + 16;
-            } else if (nh[9] == IPPROTO_UDP && l4_size >= 8) {
-                if (!HAVE(l4, 8, end)) {
-                    return -1;
-                }
-                l4csum = l4 + 6;
-                udp = 1;
-            }
+        if ((src_mask | dst_mask)
+            && address_l4_csum(nh, end, 0, &l4csum, &udp)) {
+            return -1;
         }
         __u16 csum = load16(nh + 10);
-        if (a->nw_src_mask) {
+        if (src_mask) {
             __u32 old = load32(nh + 12);
-            __u32 new = a->nw_src | (old & ~a->nw_src_mask);
+            __u32 new = *(const __u32 *) a->nw_src | (old & ~src_mask);
             if (new != old) {
                 csum = set_ipv4_addr(nh + 12, old, new, csum, l4csum, udp);
             }
         }
-        if (a->nw_dst_mask) {
+        if (dst_mask) {
             __u32 old = load32(nh + 16);
-            __u32 new = a->nw_dst | (old & ~a->nw_dst_mask);
+            __u32 new = *(const __u32 *) a->nw_dst | (old & ~dst_mask);
             if (new != old) {
                 csum = set_ipv4_addr(nh + 16, old, new, csum, l4csum, udp);
             }
@@ -890,12 +942,26 @@ rewrite_ip(__u8 *nh, const void *end, const struct afxdp_fp_action *a)
         *(__u16 *) (nh + 10) = csum;
         return 0;
     }
-    if (!HAVE(nh, 40, end)) {
+    /* OVS's odp_set_ipv6(): each field value | (old & ~mask), whatever
+     * the mask; the source, then the destination, written only if it
+     * changes, with the TCP, UDP or ICMPv6 checksum behind the header
+     * (packet_set_ipv6(): the parser passed no extension header, so no
+     * routing header stops the update); then the traffic class, the
+     * label (translate() let none past its 20 bits) and the hop limit,
+     * which no checksum covers. */
+    __u8 *l4csum = 0;
+    int udp = 0;
+    if (address_l4_csum(nh, end, 1, &l4csum, &udp)) {
         return -1;
     }
+    set_ipv6_addr(nh + 8, a->nw_src, a->nw_src_mask, l4csum, udp);
+    set_ipv6_addr(nh + 24, a->nw_dst, a->nw_dst_mask, l4csum, udp);
     __u32 flow = bpf_ntohl(load32(nh));
     __u8 tc = a->nw_tos | ((__u8) (flow >> 20) & ~a->nw_tos_mask);
-    *(__u32 *) nh = bpf_htonl((flow & 0xf00fffff) | ((__u32) tc << 20));
+    __u32 label = bpf_ntohl(a->ipv6_label)
+                  | (flow & 0xfffff & ~bpf_ntohl(a->ipv6_label_mask));
+    *(__u32 *) nh = bpf_htonl((flow & 0xf0000000) | ((__u32) tc << 20)
+                              | label);
     nh[7] = a->nw_ttl | (nh[7] & ~a->nw_ttl_mask);
     return 0;
 }

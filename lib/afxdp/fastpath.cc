@@ -48,10 +48,19 @@ action_of(const FlowTable::Entry &e)
     a.nw_tos_mask = f.nw_tos_mask;
     a.nw_ttl = f.nw_ttl;
     a.nw_ttl_mask = f.nw_ttl_mask;
-    a.nw_src = f.nw_src;
-    a.nw_src_mask = f.nw_src_mask;
-    a.nw_dst = f.nw_dst;
-    a.nw_dst_mask = f.nw_dst_mask;
+    if (f.set_ip == 4) {
+        std::memcpy(a.nw_src, &f.nw_src, 4);
+        std::memcpy(a.nw_src_mask, &f.nw_src_mask, 4);
+        std::memcpy(a.nw_dst, &f.nw_dst, 4);
+        std::memcpy(a.nw_dst_mask, &f.nw_dst_mask, 4);
+    } else if (f.set_ip == 6) {
+        std::memcpy(a.nw_src, f.ipv6_src.data(), 16);
+        std::memcpy(a.nw_src_mask, f.ipv6_src_mask.data(), 16);
+        std::memcpy(a.nw_dst, f.ipv6_dst.data(), 16);
+        std::memcpy(a.nw_dst_mask, f.ipv6_dst_mask.data(), 16);
+        a.ipv6_label = f.ipv6_label;
+        a.ipv6_label_mask = f.ipv6_label_mask;
+    }
     a.set_l4 = f.set_l4;
     a.tp_src = f.tp_src;
     a.tp_src_mask = f.tp_src_mask;

@@ -60,8 +60,13 @@ set_ip_is_noop(const afxdp_flow_action &a)
         return !a.set_ip.tos_mask && !a.set_ip.ttl_mask
                && !a.set_ip.src_mask && !a.set_ip.dst_mask;
     }
-    return !(a.set_ip.tos | a.set_ip.tos_mask | a.set_ip.ttl
-             | a.set_ip.ttl_mask);
+    uint8_t any = a.set_ip.tos | a.set_ip.tos_mask | a.set_ip.ttl
+                  | a.set_ip.ttl_mask;
+    for (int i = 0; i < 16; i++) {
+        any |= a.set_ip.src6[i] | a.set_ip.src6_mask[i] | a.set_ip.dst6[i]
+               | a.set_ip.dst6_mask[i];
+    }
+    return !any && !(a.set_ip.label | a.set_ip.label_mask);
 }
 
 // Whether a set of ports changes nothing in any packet: OVS writes each
@@ -220,6 +225,13 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
                 return refused(t, AFXDP_REFUSED_action,
                                "a second set of IP fields");
             }
+            // OVS ors the label's value into the header's first word:
+            // bits past its 20 would land in the traffic class.  None of
+            // OVS's own flows has them.
+            if (type == 0x86dd && (ntohl(a.set_ip.label) & ~0xfffffu)) {
+                return refused(t, AFXDP_REFUSED_action,
+                               "set of an IPv6 flow label past 20 bits");
+            }
             // An address changes the L4 checksum, as a set of ports does;
             // the program sets the addresses first, whatever the order of
             // the two sets.  Both add to the checksum's ones' complement
@@ -299,6 +311,13 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
             f.nw_src_mask = ip.src_mask;
             f.nw_dst = ip.dst_mask ? ip.dst : 0;
             f.nw_dst_mask = ip.dst_mask;
+        } else {
+            std::memcpy(f.ipv6_src.data(), ip.src6, 16);
+            std::memcpy(f.ipv6_src_mask.data(), ip.src6_mask, 16);
+            std::memcpy(f.ipv6_dst.data(), ip.dst6, 16);
+            std::memcpy(f.ipv6_dst_mask.data(), ip.dst6_mask, 16);
+            f.ipv6_label = ip.label;
+            f.ipv6_label_mask = ip.label_mask;
         }
     }
     if (w.set_l4) {
@@ -571,17 +590,29 @@ describe_set_ip(const XdpFlow &f)
 {
     const bool v4 = f.set_ip == 4;
     std::string out = v4 ? ",set_ipv4(" : ",set_ipv6(";
+    std::string addrs;
     if (v4) {
-        std::string addrs;
         describe_field(addrs, "src", &f.nw_src, &f.nw_src_mask, 4,
                        Format::kAddress, false);
         describe_field(addrs, "dst", &f.nw_dst, &f.nw_dst_mask, 4,
                        Format::kAddress, false);
-        for (char &c : addrs) {
-            c = c == ' ' ? ',' : c;
+    } else {
+        describe_field(addrs, "src", f.ipv6_src.data(),
+                       f.ipv6_src_mask.data(), 16, Format::kAddress, true);
+        describe_field(addrs, "dst", f.ipv6_dst.data(),
+                       f.ipv6_dst_mask.data(), 16, Format::kAddress, true);
+        // The label's whole mask is its 20 bits.
+        uint32_t label_mask = f.ipv6_label_mask;
+        if (label_mask == htonl(0xfffff)) {
+            label_mask = 0xffffffff;
         }
-        out += addrs;
+        describe_field(addrs, "label", &f.ipv6_label, &label_mask, 4,
+                       Format::kHex, true);
     }
+    for (char &c : addrs) {
+        c = c == ' ' ? ',' : c;
+    }
+    out += addrs;
     const struct {
         const char *name;
         uint8_t value, mask;

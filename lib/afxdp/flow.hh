@@ -69,6 +69,9 @@ struct XdpFlow {
     uint8_t nw_ttl = 0, nw_ttl_mask = 0;    // IPv6: the hop limit.
     uint32_t nw_src = 0, nw_src_mask = 0;   // IPv4 only; network order.
     uint32_t nw_dst = 0, nw_dst_mask = 0;
+    std::array<uint8_t, 16> ipv6_src{}, ipv6_src_mask{};   // IPv6 only.
+    std::array<uint8_t, 16> ipv6_dst{}, ipv6_dst_mask{};
+    uint32_t ipv6_label = 0, ipv6_label_mask = 0;   // Network order.
     // The TCP or UDP ports' rewrite, as afxdp_flow_action's set_l4 says
     // OVS makes it: 0 (none), 6 or 17.
     uint8_t set_l4 = 0;

@@ -4,8 +4,8 @@
 // Input (missing bytes read as zero):
 //   bytes 0-79    the match's key      bytes 80-159  its mask
 //   byte 160      bit 0: a field the key cannot hold is matched; bit 1:
-//                 OVS sees an L4 header big enough for TCP's or UDP's
-//                 checksum (by the IP header's length); bit 2: a TCP data
+//                 OVS sees an L4 header big enough for TCP's, UDP's or
+//                 ICMPv6's checksum (by the IP header's length); bit 2: a TCP data
 //                 offset that fits
 //   byte 161      bit 0: the packet has a VLAN tag, for the model's run
 //                 when the match leaves it open; bit 1: its TPID is
@@ -17,7 +17,8 @@
 //   an output to a port that takes no redirect; 5 with bit 3 a set of
 //   ports, else an action XDP does not do), then its arguments.
 // The model's packet takes the key's own bytes (under the mask or not) for
-// its addresses, protocol, fragment, ports, and (tcp_flags) L4 checksum.
+// its addresses, IPv6 label, protocol, fragment, ports, and (tcp_flags) L4
+// checksum.
 //
 // For every input, translate() must hold to:
 //   - no flow for a match on an unparsed field, and otherwise a flow
@@ -45,6 +46,18 @@
 
 namespace {
 
+template <size_t N>
+bool
+is_zero(const uint8_t (&b)[N])
+{
+    for (uint8_t x : b) {
+        if (x) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // The packet fields the actions touch, as the datapath would see them.
 struct Tag {
     uint16_t tpid, tci;   // TCI without CFI.
@@ -61,6 +74,8 @@ struct Packet {
     uint8_t tos = 0, ttl = 0;   // IPv6: traffic class, hop limit.
     uint16_t csum = 0;          // IPv4's header checksum.
     uint32_t saddr = 0, daddr = 0;   // IPv4, network byte order.
+    uint8_t saddr6[16] = {}, daddr6[16] = {};   // IPv6.
+    uint32_t label = 0;              // IPv6, network byte order.
     uint16_t sport = 0, dport = 0;   // Network byte order.
     uint16_t l4csum = 0;             // TCP's or UDP's checksum.
     // What the sets find (never changed by them): the protocol, a later
@@ -74,6 +89,8 @@ struct Packet {
                && !std::memcmp(dst, o.dst, 6) && ip == o.ip
                && tos == o.tos && ttl == o.ttl && csum == o.csum
                && saddr == o.saddr && daddr == o.daddr
+               && !std::memcmp(saddr6, o.saddr6, 16)
+               && !std::memcmp(daddr6, o.daddr6, 16) && label == o.label
                && sport == o.sport && dport == o.dport
                && l4csum == o.l4csum;
     }
@@ -113,6 +130,46 @@ set_ipv4_addrs(Packet &p, uint32_t src, uint32_t src_mask, uint32_t dst,
             set_ipv4_addr(p, *field, v);
         }
     }
+}
+
+// odp_set_ipv6() on an IPv6 packet: each field value | (old & ~mask);
+// packet_set_ipv6(): an address that changes updates the TCP, UDP or
+// ICMPv6 checksum where OVS sees one (UDP's 0 stays, a result of 0 is
+// 0xffff), then the traffic class, label and hop limit.  The label's
+// value is or'ed into the header's first word: bits past its 20 land
+// elsewhere, which this model does not follow (garbled).
+void
+set_ipv6(Packet &p, const uint8_t *src, const uint8_t *src_mask,
+         const uint8_t *dst, const uint8_t *dst_mask, uint32_t label,
+         uint32_t label_mask, uint8_t tc, uint8_t tc_mask, uint8_t hl,
+         uint8_t hl_mask)
+{
+    const bool l4 = p.l4big && (p.proto == 6 || p.proto == 17
+                                || p.proto == 58);
+    for (auto [field, value, mask] : {std::tuple{p.saddr6, src, src_mask},
+                                      std::tuple{p.daddr6, dst, dst_mask}}) {
+        uint8_t v[16];
+        for (int i = 0; i < 16; i++) {
+            v[i] = uint8_t(value[i] | (field[i] & ~mask[i]));
+        }
+        if (!std::memcmp(v, field, 16)) {
+            continue;
+        }
+        if (l4 && (p.proto != 17 || p.l4csum)) {
+            p.l4csum = ovs_recalc_csum128(p.l4csum, field, v);
+            if (p.proto == 17 && !p.l4csum) {
+                p.l4csum = 0xffff;
+            }
+        }
+        std::memcpy(field, v, 16);
+    }
+    if (ntohl(label) & ~0xfffffu) {
+        p.ip = -1;
+        return;
+    }
+    p.tos = uint8_t(tc | (p.tos & ~tc_mask));
+    p.label = label | (p.label & ~label_mask);
+    p.ttl = uint8_t(hl | (p.ttl & ~hl_mask));
 }
 
 // odp_set_tcp() and odp_set_udp() on a packet whose L4 header is of
@@ -232,9 +289,12 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
                 && !a.set_ip.dst_mask) {
                 break;
             }
-            if (a.set_ip.version == 6 && !(a.set_ip.tos | a.set_ip.tos_mask
-                                           | a.set_ip.ttl
-                                           | a.set_ip.ttl_mask)) {
+            if (a.set_ip.version == 6
+                && !(a.set_ip.tos | a.set_ip.tos_mask | a.set_ip.ttl
+                     | a.set_ip.ttl_mask | a.set_ip.label
+                     | a.set_ip.label_mask)
+                && is_zero(a.set_ip.src6) && is_zero(a.set_ip.src6_mask)
+                && is_zero(a.set_ip.dst6) && is_zero(a.set_ip.dst6_mask)) {
                 break;
             }
             if (a.set_ip.version != p.ip) {
@@ -248,9 +308,10 @@ model(Packet p, const std::vector<afxdp_flow_action> &acts)
                 set_ipv4_byte(p, p.ttl, a.set_ip.ttl, a.set_ip.ttl_mask,
                               true);
             } else {
-                // odp_set_ipv6(): value | (old & ~mask), whatever the mask.
-                p.tos = uint8_t(a.set_ip.tos | (p.tos & ~a.set_ip.tos_mask));
-                p.ttl = uint8_t(a.set_ip.ttl | (p.ttl & ~a.set_ip.ttl_mask));
+                set_ipv6(p, a.set_ip.src6, a.set_ip.src6_mask,
+                         a.set_ip.dst6, a.set_ip.dst6_mask, a.set_ip.label,
+                         a.set_ip.label_mask, a.set_ip.tos,
+                         a.set_ip.tos_mask, a.set_ip.ttl, a.set_ip.ttl_mask);
             }
             break;
         case AFXDP_ACTION_SET_L4:
@@ -304,8 +365,11 @@ apply(Packet p, const afxdp::XdpFlow &f)
             set_ipv4_byte(p, p.tos, f.nw_tos, f.nw_tos_mask, false);
             set_ipv4_byte(p, p.ttl, f.nw_ttl, f.nw_ttl_mask, true);
         } else {
-            p.tos = uint8_t(f.nw_tos | (p.tos & ~f.nw_tos_mask));
-            p.ttl = uint8_t(f.nw_ttl | (p.ttl & ~f.nw_ttl_mask));
+            set_ipv6(p, f.ipv6_src.data(), f.ipv6_src_mask.data(),
+                     f.ipv6_dst.data(), f.ipv6_dst_mask.data(), f.ipv6_label,
+                     f.ipv6_label_mask, f.nw_tos, f.nw_tos_mask, f.nw_ttl,
+                     f.nw_ttl_mask);
+            FUZZ_CHECK(p.ip == 6, "a flow label past 20 bits");
         }
     }
     if (f.set_l4) {
@@ -358,13 +422,32 @@ decode_action(const uint8_t *b)
         a.set_ip.tos_mask = b[1] & 2 ? 0 : b[1] & 4 ? 0xff : b[3];
         a.set_ip.ttl = b[4];
         a.set_ip.ttl_mask = b[1] & 8 ? 0 : b[1] & 16 ? 0xff : b[5];
-        if (b[7] & 1) {
+        if (a.set_ip.version == 4 && b[7] & 1) {
             a.set_ip.src = htonl(0x0a000000u | b[6]);
             a.set_ip.src_mask = b[7] & 2 ? 0xffffffff : htonl(0xffffff00);
         }
-        if (b[7] & 4) {
+        if (a.set_ip.version == 4 && b[7] & 4) {
             a.set_ip.dst = htonl(0xc0a80000u | b[6] << 8 | b[7]);
             a.set_ip.dst_mask = b[7] & 8 ? 0xffffffff : htonl(0xffff0000);
+        }
+        // IPv6: fd00::B6 (whole, or its /64), 2001:db8::B6:B7 (whole, or
+        // under B6 bits of mask in its last byte), a label (20 bits, or
+        // one past them).
+        if (a.set_ip.version == 6 && b[7] & 1) {
+            a.set_ip.src6[0] = 0xfd;
+            a.set_ip.src6[15] = b[6];
+            std::memset(a.set_ip.src6_mask, 0xff, b[7] & 2 ? 16 : 8);
+        }
+        if (a.set_ip.version == 6 && b[7] & 4) {
+            const uint8_t d[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0,
+                                   0, 0, 0, 0, 0, 0, b[6], b[7]};
+            std::memcpy(a.set_ip.dst6, d, 16);
+            std::memset(a.set_ip.dst6_mask, 0xff, 15);
+            a.set_ip.dst6_mask[15] = b[7] & 8 ? 0xff : b[6];
+        }
+        if (a.set_ip.version == 6 && b[7] & 16) {
+            a.set_ip.label = htonl((b[7] & 32 ? 0x100000u : 0) | b[6] << 4);
+            a.set_ip.label_mask = b[7] & 64 ? htonl(0xfffff) : htonl(0xff0);
         }
         break;
     case 5:
@@ -446,6 +529,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             std::memcpy(&p.saddr, m.key.nw_src, 4);
             std::memcpy(&p.daddr, m.key.nw_dst, 4);
             p.later = m.key.nw_frag & 2;
+        } else {
+            // A later fragment (an extension header) never reaches a
+            // flow in XDP: the program leaves it to OVS.
+            std::memcpy(p.saddr6, m.key.nw_src, 16);
+            std::memcpy(p.daddr6, m.key.nw_dst, 16);
+            p.label = m.key.ipv6_label & htonl(0xfffff);
         }
         p.proto = m.key.nw_proto;
         p.sport = m.key.tp_src;

@@ -633,12 +633,54 @@ ovs_set_ip(Bytes &p, size_t l3, const XdpFlow &f)
         }
         std::memcpy(nh + 10, &csum, 2);
     } else if (f.set_ip == 6) {
+        // odp_set_ipv6(): every field value | (old & ~mask), the old
+        // traffic class and label read first; packet_set_ipv6(): each
+        // address that changes, with packet_update_csum128() on the
+        // checksum behind (no extension header here), then the traffic
+        // class, the label and the hop limit.
         uint32_t flow;
         std::memcpy(&flow, nh, 4);
-        flow = ntohl(flow);
-        uint8_t old_tc = uint8_t(flow >> 20);
-        uint8_t tc = uint8_t(f.nw_tos | (old_tc & ~f.nw_tos_mask));
-        flow = htonl((flow & 0xf00fffff) | uint32_t(tc) << 20);
+        const uint8_t old_tc = uint8_t(ntohl(flow) >> 20);
+        const uint32_t old_fl = flow & htonl(0xfffff);
+        size_t l4_size;
+        const size_t l4 = ovs_l4_ofs(p, l3, &l4_size);
+        size_t csum = 0;
+        const bool udp = nh[6] == IPPROTO_UDP;
+        if (nh[6] == IPPROTO_TCP && l4_size >= 20) {
+            csum = l4 + 16;
+        } else if (udp && l4_size >= 8) {
+            csum = l4 + 6;
+        } else if (nh[6] == IPPROTO_ICMPV6 && l4_size >= 4) {
+            csum = l4 + 2;
+        }
+        for (auto [off, value, mask] :
+             {std::tuple{8, &f.ipv6_src, &f.ipv6_src_mask},
+              std::tuple{24, &f.ipv6_dst, &f.ipv6_dst_mask}}) {
+            uint8_t now[16];
+            for (int i = 0; i < 16; i++) {
+                now[i] = uint8_t((*value)[i] | (nh[off + i] & ~(*mask)[i]));
+            }
+            if (!std::memcmp(now, nh + off, 16)) {
+                continue;
+            }
+            uint16_t c = 0;
+            if (csum) {
+                std::memcpy(&c, &p[csum], 2);
+            }
+            if (csum && (!udp || c)) {
+                c = ovs_recalc_csum128(c, nh + off, now);
+                if (udp && !c) {
+                    c = 0xffff;
+                }
+                std::memcpy(&p[csum], &c, 2);
+            }
+            std::memcpy(nh + off, now, 16);
+        }
+        const uint8_t tc = uint8_t(f.nw_tos | (old_tc & ~f.nw_tos_mask));
+        const uint32_t fl = f.ipv6_label | (old_fl & ~f.ipv6_label_mask);
+        std::memcpy(&flow, nh, 4);
+        flow = (flow & htonl(0xf00fffff)) | htonl(uint32_t(tc) << 20);
+        flow = (flow & htonl(~0xfffffu)) | fl;
         std::memcpy(nh, &flow, 4);
         nh[7] = uint8_t(f.nw_ttl | (nh[7] & ~f.nw_ttl_mask));
     }
@@ -1449,14 +1491,15 @@ l4_sum(const Bytes &p, size_t l3)
     return fold(sum_bytes(&p[l4], size, sum));
 }
 
-// 'p' with right IP header and TCP or UDP checksums.
+// 'p' with right IP header and TCP, UDP or ICMPv6 checksums.
 Bytes
 with_checksums(Bytes p, size_t l3)
 {
     size_t size;
     const size_t l4 = ovs_l4_ofs(p, l3, &size);
-    const size_t at = l4 + (p[l3 + (l4 - l3 == 40 ? 6 : 9)] == IPPROTO_TCP
-                            ? 16 : 6);
+    const uint8_t proto = p[l3 + (l4 - l3 == 40 ? 6 : 9)];
+    const size_t at = l4 + (proto == IPPROTO_TCP ? 16
+                            : proto == IPPROTO_ICMPV6 ? 2 : 6);
     p[at] = p[at + 1] = 0;
     const uint16_t c = l4_sum(p, l3);
     p[at] = uint8_t(c >> 8);
@@ -1618,6 +1661,120 @@ TEST_F(FastPathLookup, AddressesAndPortsAreSetAsOvsSetsThem)
     }
 }
 
+// The IPv6 address 'a', its 16 bytes.
+std::array<uint8_t, 16>
+in6(const char *a)
+{
+    std::array<uint8_t, 16> b{};
+    EXPECT_EQ(inet_pton(AF_INET6, a, b.data()), 1) << a;
+    return b;
+}
+
+TEST_F(FastPathLookup, Ipv6AddressesAndLabelAreSetAsOvsSetsThem)
+{
+    // IPv6 NAT (a prefix rewritten, an address replaced) and the flow
+    // label: each byte as OVS writes it (ovs_set_ip()), the TCP, UDP or
+    // ICMPv6 checksum behind updated, and right checksums stay right.
+    const auto prefix = in6("2001:db8:1::"), prefix_mask = in6("ffff:ffff:ffff:ffff::");
+    const auto host = in6("fd00::42"), whole = in6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+    auto v6_flow = [&](const Bytes &pkt) {
+        XdpFlow f = flow_matching(pkt, 3, Verdict::kRedirect);
+        f.set_ip = 6;
+        f.ipv6_src = prefix;
+        f.ipv6_src_mask = prefix_mask;
+        f.ipv6_dst = host;
+        f.ipv6_dst_mask = whole;
+        f.ipv6_label = htonl(0x54321);
+        f.ipv6_label_mask = htonl(0xfffff);
+        return f;
+    };
+    struct Case {
+        Bytes pkt;
+        size_t l3;
+        const char *what;
+    };
+    std::vector<Case> cases = {
+        {ipv6(IPPROTO_TCP), 14, "TCP"},
+        {ipv6(IPPROTO_UDP), 14, "UDP"},
+        {ipv6(IPPROTO_ICMPV6), 14, "ICMPv6"},
+        {ipv6(IPPROTO_UDP, 7), 18, "UDP, tag"},
+        {ipv6(IPPROTO_TCP, 3000), 18, "TCP, tag"},
+    };
+    uint32_t n = 0;
+    for (const Case &c : cases) {
+        Bytes pkt = with_checksums(c.pkt, c.l3);
+        ASSERT_EQ(l4_sum(pkt, c.l3), 0) << c.what;
+        XdpFlow f = v6_flow(pkt);
+        ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+        EXPECT_TRUE(behaves(pkt, c.what));
+        ProgRun r = run(pkt);
+        Bytes out(r.out.begin() + r.data, r.out.end());
+        EXPECT_EQ(l4_sum(out, c.l3), 0) << c.what << ": L4 checksum";
+        EXPECT_EQ(std::memcmp(&out[c.l3 + 8], prefix.data(), 8), 0) << c.what;
+        EXPECT_EQ(std::memcmp(&out[c.l3 + 16], &pkt[c.l3 + 16], 8), 0) << c.what;
+        EXPECT_EQ(std::memcmp(&out[c.l3 + 24], host.data(), 16), 0) << c.what;
+        EXPECT_EQ(out[c.l3] >> 4, 6) << c.what;
+        EXPECT_EQ(out[c.l3 + 1] & 0x0f, 0x05) << c.what;
+        EXPECT_EQ(out[c.l3 + 2], 0x43) << c.what;
+        EXPECT_EQ(out[c.l3 + 3], 0x21) << c.what;
+        ASSERT_EQ(fp_.del(ufid(n)), 0);
+    }
+
+    // No checksum OVS updates: another protocol (SCTP's CRC covers no
+    // pseudo-header), and a TCP segment too short for OVS to see its
+    // header: the addresses alone change.
+    Bytes sctp = ipv6(IPPROTO_SCTP);
+    Bytes short_tcp = ipv6(IPPROTO_TCP);
+    short_tcp.resize(14 + 40 + 12);
+    short_tcp[19] = 12;
+    for (const Bytes &pkt : {sctp, short_tcp}) {
+        ASSERT_TRUE(reference(pkt).ip) << hex(pkt.data(), pkt.size());
+        ASSERT_EQ(fp_.put(ufid(++n), v6_flow(pkt)), 0);
+        EXPECT_TRUE(behaves(pkt, "no L4 checksum: " + hex(pkt.data(), pkt.size())));
+        ASSERT_EQ(fp_.del(ufid(n)), 0);
+    }
+
+    // A UDP checksum of 0 (none) stays 0; one whose update comes out 0 is
+    // sent as 0xffff.
+    Bytes pkt = with_checksums(ipv6(IPPROTO_UDP), 14);
+    const size_t csum = 14 + 40 + 6;
+    pkt[csum] = pkt[csum + 1] = 0;
+    XdpFlow f = v6_flow(pkt);
+    f.ipv6_src_mask = {};
+    f.ipv6_src = {};
+    ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+    EXPECT_TRUE(behaves(pkt, "UDP without a checksum"));
+    ProgRun r = run(pkt);
+    EXPECT_EQ(r.out.at(r.data + csum) | r.out.at(r.data + csum + 1), 0);
+    uint16_t zero_after = 0;
+    for (uint32_t c = 1; c <= 0xffff && !zero_after; c++) {
+        if (!ovs_recalc_csum128(uint16_t(c), &pkt[14 + 24], host.data())) {
+            zero_after = uint16_t(c);
+        }
+    }
+    ASSERT_NE(zero_after, 0);
+    std::memcpy(&pkt[csum], &zero_after, 2);
+    EXPECT_TRUE(behaves(pkt, "UDP checksum updated to 0"));
+    r = run(pkt);
+    EXPECT_EQ(r.out.at(r.data + csum), 0xff);
+    EXPECT_EQ(r.out.at(r.data + csum + 1), 0xff);
+    ASSERT_EQ(fp_.del(ufid(n)), 0);
+
+    // A checksum of 0xffff and addresses that stay: OVS writes an address
+    // only if it changes, so the checksum stays too.
+    Bytes same = ipv6(IPPROTO_TCP);
+    same[14 + 40 + 16] = same[14 + 40 + 17] = 0xff;
+    f = v6_flow(same);
+    std::memcpy(f.ipv6_src.data(), &same[14 + 8], 16);
+    f.ipv6_src_mask = whole;
+    std::memcpy(f.ipv6_dst.data(), &same[14 + 24], 16);
+    ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+    EXPECT_TRUE(behaves(same, "checksum 0xffff, addresses unchanged"));
+    r = run(same);
+    EXPECT_EQ(r.out.at(r.data + 14 + 40 + 16), 0xff);
+    ASSERT_EQ(fp_.del(ufid(n)), 0);
+}
+
 TEST_F(FastPathLookup, RandomAddressAndPortSetsFollowOvs)
 {
     // Random TCP and UDP packets, IPv4 and IPv6, tagged or not, with
@@ -1673,6 +1830,25 @@ TEST_F(FastPathLookup, RandomAddressAndPortSetsFollowOvs)
             f.nw_dst = f.nw_dst_mask ? uint32_t(rng()) : 0;
             f.nw_ttl_mask = rng() % 2 ? 0xff : 0;
             f.nw_ttl = f.nw_ttl_mask ? uint8_t(rng()) : 0;
+        } else if (rng() % 4) {
+            // Each address: none, whole, a /64 prefix, random bits (OVS
+            // ors the value in under any mask).
+            f.set_ip = 6;
+            for (auto [value, mask] :
+                 {std::pair{&f.ipv6_src, &f.ipv6_src_mask},
+                  std::pair{&f.ipv6_dst, &f.ipv6_dst_mask}}) {
+                const unsigned kind = rng() % 4;
+                for (int b = 0; b < 16; b++) {
+                    (*mask)[b] = kind == 1 || (kind == 2 && b < 8) ? 0xff
+                                 : kind == 3 ? uint8_t(rng()) : 0;
+                    (*value)[b] = kind ? uint8_t(rng()) : 0;
+                }
+            }
+            f.ipv6_label_mask = rng() % 2 ? htonl(0xfffff)
+                                          : htonl(rng() & 0xfffff);
+            f.ipv6_label = htonl(rng() & 0xfffff);
+            f.nw_ttl_mask = rng() % 2 ? 0xff : 0;
+            f.nw_ttl = uint8_t(rng());
         }
         // Addresses alone a quarter of the time.
         f.set_l4 = v6 || rng() % 4 ? proto : 0;

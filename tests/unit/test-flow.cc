@@ -172,6 +172,50 @@ TEST(Flow, WhatXdpCannotDoExactlyGoesToTheSocketWithItsMark)
     }
 }
 
+TEST(Flow, AnIpv6SetTakesAddressesAndALabelOfItsTwentyBits)
+{
+    // IPv6 NAT: the addresses and label as OVS's set holds them, value
+    // and mask; a label value past its 20 bits (OVS would or it into the
+    // traffic class) stays with OVS.
+    afxdp_flow_match m = l2_match();
+    m.key.dl_type = htons(0x86dd);
+    afxdp_flow_action set{};
+    set.type = AFXDP_ACTION_SET_IP;
+    set.set_ip.version = 6;
+    set.set_ip.src6[0] = 0xfd;
+    set.set_ip.src6[15] = 1;
+    std::memset(set.set_ip.src6_mask, 0xff, 16);
+    set.set_ip.dst6[0] = 0x20;
+    std::memset(set.set_ip.dst6_mask, 0xff, 8);
+    set.set_ip.label = htonl(0xfffff);
+    set.set_ip.label_mask = htonl(0xff00f);
+    Translation t = run(m, {set, output(5)});
+    ASSERT_TRUE(t.full()) << (t.detail ? t.detail : "");
+    EXPECT_EQ(t.flow.set_ip, 6);
+    EXPECT_EQ(std::memcmp(t.flow.ipv6_src.data(), set.set_ip.src6, 16), 0);
+    EXPECT_EQ(std::memcmp(t.flow.ipv6_src_mask.data(),
+                          set.set_ip.src6_mask, 16), 0);
+    EXPECT_EQ(std::memcmp(t.flow.ipv6_dst.data(), set.set_ip.dst6, 16), 0);
+    EXPECT_EQ(std::memcmp(t.flow.ipv6_dst_mask.data(),
+                          set.set_ip.dst6_mask, 16), 0);
+    EXPECT_EQ(t.flow.ipv6_label, htonl(0xfffff));
+    EXPECT_EQ(t.flow.ipv6_label_mask, htonl(0xff00f));
+
+    set.set_ip.label = htonl(0x100000);
+    t = run(m, {set, output(5)});
+    EXPECT_EQ(t.refusal, AFXDP_REFUSED_action);
+    EXPECT_STREQ(t.detail, "set of an IPv6 flow label past 20 bits");
+
+    // On a match that leaves the version open, or pins IPv4: OVS would
+    // write where an IPv6 header would be.
+    set.set_ip.label = 0;
+    m.key.dl_type = htons(0x0800);
+    EXPECT_EQ(run(m, {set, output(5)}).refusal, AFXDP_REFUSED_action);
+    m.mask.dl_type = 0;
+    m.key.dl_type = 0;
+    EXPECT_EQ(run(m, {set, output(5)}).refusal, AFXDP_REFUSED_action);
+}
+
 TEST(Flow, VlanPushAndPopNeedTheMatchToSayWhetherTheresATag)
 {
     // The match leaves the tag open: neither push nor pop is exact.
