@@ -31,6 +31,7 @@
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
@@ -70,42 +71,77 @@ load32(const __u8 *p)
     return *(const __u32 *) p;
 }
 
-/* An Ethernet address into the key, where every one is at an even
- * offset. */
-static __always_inline void
-copy6(__u8 *dst, const __u8 *src)
-{
-    ((__u16 *) dst)[0] = load16(src);
-    ((__u16 *) dst)[1] = load16(src + 2);
-    ((__u16 *) dst)[2] = load16(src + 4);
-}
+/* The key is written in whole 64-bit words, each at most once after it
+ * is zeroed.  The lookup reads it back as words straight away (the hash,
+ * the cache's compare), and a word load that meets narrower stores to its
+ * bytes still in flight gets nothing forwarded from them: it waits until
+ * they reach the cache, a stall in every packet's path where the parser
+ * wrote fields of one to six bytes.  A word is built in a register from
+ * the packet's loads, each placed where its field lies: KEY_AT() shifts a
+ * value holding a field's bytes in memory order (a load from the packet,
+ * or a field's own type) to the field's bytes within its word, on either
+ * byte order. */
+typedef __u64 __attribute__((may_alias)) key_word;   /* Aliases the key. */
 
-/* 'n' 32-bit words of addresses into the key's nw_src or nw_dst. */
-static __always_inline void
-copy_words(__u8 *dst, const __u8 *src, int n)
-{
-#pragma unroll
-    for (int i = 0; i < n; i++) {
-        ((__u32 *) dst)[i] = load32(src + 4 * i);
-    }
-}
+#define KEY_OFF(FIELD) __builtin_offsetof(struct afxdp_flow_key, FIELD)
+#define KEY_SIZE(FIELD) sizeof(((struct afxdp_flow_key *) 0)->FIELD)
+#define KEY_WORD(FIELD) (KEY_OFF(FIELD) / 8)
+#define KEY_SHIFT(OFF, SIZE)                                            \
+    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 8 * ((OFF) % 8)        \
+                                               : 64 - 8 * ((OFF) % 8 + (SIZE)))
+/* 'SIZE' bytes at byte 'OFF' of the key, in that byte's word. */
+#define KEY_BYTES(OFF, SIZE, V) ((__u64) (V) << KEY_SHIFT(OFF, SIZE))
+/* A whole field (which lies in one word) in its word. */
+#define KEY_AT(FIELD, V) KEY_BYTES(KEY_OFF(FIELD), KEY_SIZE(FIELD), V)
+
+#define KEY_IN_ONE_WORD(FIELD)                                          \
+    _Static_assert(KEY_WORD(FIELD)                                      \
+                   == (KEY_OFF(FIELD) + KEY_SIZE(FIELD) - 1) / 8,       \
+                   #FIELD " spans two words of the key")
+KEY_IN_ONE_WORD(dl_type);
+KEY_IN_ONE_WORD(vlan_tci);
+KEY_IN_ONE_WORD(ipv6_label);
+KEY_IN_ONE_WORD(nw_proto);
+KEY_IN_ONE_WORD(nw_tos);
+KEY_IN_ONE_WORD(nw_ttl);
+KEY_IN_ONE_WORD(nw_frag);
+KEY_IN_ONE_WORD(tp_src);
+KEY_IN_ONE_WORD(tp_dst);
+KEY_IN_ONE_WORD(tcp_flags);
+KEY_IN_ONE_WORD(vlan_tpid);
+_Static_assert(KEY_OFF(dl_src) == 6 && KEY_OFF(nw_src) == 16
+               && KEY_OFF(nw_dst) == 32 && KEY_OFF(arp_sha) == 60
+               && KEY_OFF(arp_tha) == 66 && KEY_WORD(dl_type) == 1
+               && KEY_WORD(nw_proto) == 6 && KEY_WORD(tp_src) == 7
+               && KEY_WORD(vlan_tpid) == 9,
+               "the parser's words follow struct afxdp_flow_key");
+
+/* Four bytes of the packet (two halfword loads: an Ethernet header's
+ * bytes lie at even offsets) at byte 'OFF' of the key. */
+#define KEY_4(OFF, P) (KEY_BYTES(OFF, 2, load16(P))                     \
+                       | KEY_BYTES((OFF) + 2, 2, load16((P) + 2)))
 
 /* TCP, UDP, SCTP, ICMP, IGMP and ICMPv6 past the IP header at 'l4', of
- * 'size' bytes (the IP header's own length field, padding excluded).  OVS
- * leaves the L4 fields zero where the header is too short. */
+ * 'size' bytes (the IP header's own length field, padding excluded), its
+ * protocol 'proto': the key's word of ports, and of TCP flags (with the
+ * tag's TPID, 'tpid', which shares it).  OVS leaves the L4 fields zero
+ * where the header is too short. */
 static __always_inline int
-parse_l4(const __u8 *l4, __u32 size, const void *end,
-         struct afxdp_flow_key *k)
+parse_l4(const __u8 *l4, __u32 size, const void *end, __u8 proto,
+         __u16 tpid, key_word *w)
 {
-    switch (k->nw_proto) {
+    switch (proto) {
     case IPPROTO_TCP:
         if (size >= 20 && HAVE(l4, 20, end)) {
             __u32 hdr_len = (l4[12] >> 4) * 4;
             if (hdr_len >= 20 && size >= hdr_len) {
-                k->tp_src = load16(l4);
-                k->tp_dst = load16(l4 + 2);
+                w[KEY_WORD(tp_src)] = KEY_AT(tp_src, load16(l4))
+                                      | KEY_AT(tp_dst, load16(l4 + 2));
                 /* TCP_FLAGS_BE16: the low 12 bits of the offset word. */
-                k->tcp_flags = load16(l4 + 12) & bpf_htons(0x0fff);
+                w[KEY_WORD(tcp_flags)]
+                    = KEY_AT(tcp_flags,
+                             load16(l4 + 12) & bpf_htons(0x0fff))
+                      | KEY_AT(vlan_tpid, tpid);
             }
         } else if (size >= 20) {
             return PUNT;
@@ -113,13 +149,13 @@ parse_l4(const __u8 *l4, __u32 size, const void *end,
         return PARSED;
     case IPPROTO_UDP:
     case IPPROTO_SCTP: {
-        __u32 need = k->nw_proto == IPPROTO_UDP ? 8 : 12;
+        __u32 need = proto == IPPROTO_UDP ? 8 : 12;
         if (size >= need) {
             if (!HAVE(l4, 4, end)) {
                 return PUNT;
             }
-            k->tp_src = load16(l4);
-            k->tp_dst = load16(l4 + 2);
+            w[KEY_WORD(tp_src)] = KEY_AT(tp_src, load16(l4))
+                                  | KEY_AT(tp_dst, load16(l4 + 2));
         }
         return PARSED;
     }
@@ -131,8 +167,8 @@ parse_l4(const __u8 *l4, __u32 size, const void *end,
             if (!HAVE(l4, 2, end)) {
                 return PUNT;
             }
-            k->tp_src = bpf_htons(l4[0]);
-            k->tp_dst = bpf_htons(l4[1]);
+            w[KEY_WORD(tp_src)] = KEY_AT(tp_src, bpf_htons(l4[0]))
+                                  | KEY_AT(tp_dst, bpf_htons(l4[1]));
         }
         return PARSED;
     case IPPROTO_ICMPV6:
@@ -145,8 +181,8 @@ parse_l4(const __u8 *l4, __u32 size, const void *end,
             if ((l4[0] == 135 || l4[0] == 136) && l4[1] == 0) {
                 return PUNT;
             }
-            k->tp_src = bpf_htons(l4[0]);
-            k->tp_dst = bpf_htons(l4[1]);
+            w[KEY_WORD(tp_src)] = KEY_AT(tp_src, bpf_htons(l4[0]))
+                                  | KEY_AT(tp_dst, bpf_htons(l4[1]));
         }
         return PARSED;
     default:
@@ -155,8 +191,8 @@ parse_l4(const __u8 *l4, __u32 size, const void *end,
 }
 
 static __always_inline int
-parse_ipv4(const __u8 *nh, __u32 size, const void *end,
-           struct afxdp_flow_key *k)
+parse_ipv4(const __u8 *nh, __u32 size, const void *end, __u16 tpid,
+           key_word *w)
 {
     /* OVS's ipv4_sanity_check(): on failure it extracts nothing past
      * dl_type. */
@@ -175,21 +211,24 @@ parse_ipv4(const __u8 *nh, __u32 size, const void *end,
     if (ihl != 20) {
         return PUNT;   /* Options: OVS skips them; we do not, yet. */
     }
-    copy_words(k->nw_src, nh + 12, 1);
-    copy_words(k->nw_dst, nh + 16, 1);
-    k->nw_tos = nh[1];
-    k->nw_ttl = nh[8];
-    k->nw_proto = nh[9];
+    w[KEY_WORD(nw_src)] = KEY_BYTES(KEY_OFF(nw_src), 4, load32(nh + 12));
+    w[KEY_WORD(nw_dst)] = KEY_BYTES(KEY_OFF(nw_dst), 4, load32(nh + 16));
+    __u8 nw_frag = 0;
     __u16 frag = bpf_ntohs(load16(nh + 6));
     if (frag & 0x3fff) {            /* MF or an offset. */
-        k->nw_frag = NW_FRAG_ANY;
+        nw_frag = NW_FRAG_ANY;
         if (frag & 0x1fff) {
-            k->nw_frag |= NW_FRAG_LATER;
-            return PARSED_IP;       /* No L4 header in a later fragment. */
+            nw_frag |= NW_FRAG_LATER;
         }
     }
-    return parse_l4(nh + 20, tot_len - 20, end, k) == PUNT ? PUNT
-                                                            : PARSED_IP;
+    w[KEY_WORD(nw_proto)] = KEY_AT(nw_proto, nh[9]) | KEY_AT(nw_tos, nh[1])
+                            | KEY_AT(nw_ttl, nh[8])
+                            | KEY_AT(nw_frag, nw_frag);
+    if (nw_frag & NW_FRAG_LATER) {
+        return PARSED_IP;           /* No L4 header in a later fragment. */
+    }
+    return parse_l4(nh + 20, tot_len - 20, end, nh[9], tpid, w) == PUNT
+           ? PUNT : PARSED_IP;
 }
 
 static __always_inline int
@@ -201,8 +240,8 @@ is_ipv6_ext_header(__u8 nxt)
 }
 
 static __always_inline int
-parse_ipv6(const __u8 *nh, __u32 size, const void *end,
-           struct afxdp_flow_key *k)
+parse_ipv6(const __u8 *nh, __u32 size, const void *end, __u16 tpid,
+           key_word *w)
 {
     /* OVS's ipv6_sanity_check(): a header, and a payload length that
      * fits. */
@@ -220,18 +259,23 @@ parse_ipv6(const __u8 *nh, __u32 size, const void *end,
     if (is_ipv6_ext_header(nh[6])) {
         return PUNT;
     }
-    copy_words(k->nw_src, nh + 8, 4);
-    copy_words(k->nw_dst, nh + 24, 4);
-    k->ipv6_label = bpf_htonl(flow & 0x000fffff);
-    k->nw_tos = (flow >> 20) & 0xff;
-    k->nw_ttl = nh[7];
-    k->nw_proto = nh[6];
-    return parse_l4(nh + 40, plen, end, k) == PUNT ? PUNT : PARSED_IP;
+    /* The two addresses, from byte 8 of the header: the key's words 2
+     * to 5. */
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        w[KEY_WORD(nw_src) + i] = KEY_BYTES(0, 4, load32(nh + 8 + 8 * i))
+                                  | KEY_BYTES(4, 4, load32(nh + 12 + 8 * i));
+    }
+    w[KEY_WORD(nw_proto)] = KEY_AT(ipv6_label, bpf_htonl(flow & 0x000fffff))
+                            | KEY_AT(nw_tos, (flow >> 20) & 0xff)
+                            | KEY_AT(nw_ttl, nh[7])
+                            | KEY_AT(nw_proto, nh[6]);
+    return parse_l4(nh + 40, plen, end, nh[6], tpid, w) == PUNT
+           ? PUNT : PARSED_IP;
 }
 
 static __always_inline int
-parse_arp(const __u8 *arp, __u32 size, const void *end,
-          struct afxdp_flow_key *k)
+parse_arp(const __u8 *arp, __u32 size, const void *end, key_word *w)
 {
     if (size < 28) {
         return PARSED;
@@ -245,12 +289,16 @@ parse_arp(const __u8 *arp, __u32 size, const void *end,
     }
     __u16 op = bpf_ntohs(load16(arp + 6));
     if (op <= 0xff) {
-        k->nw_proto = op;
+        w[KEY_WORD(nw_proto)] = KEY_AT(nw_proto, op);
     }
-    copy6(k->arp_sha, arp + 8);
-    copy_words(k->nw_src, arp + 14, 1);
-    copy6(k->arp_tha, arp + 18);
-    copy_words(k->nw_dst, arp + 24, 1);
+    /* SHA (8), SPA (14), THA (18), TPA (24); arp_sha straddles words 7
+     * and 8. */
+    w[KEY_WORD(nw_src)] = KEY_BYTES(KEY_OFF(nw_src), 4, load32(arp + 14));
+    w[KEY_WORD(nw_dst)] = KEY_BYTES(KEY_OFF(nw_dst), 4, load32(arp + 24));
+    w[7] = KEY_4(KEY_OFF(arp_sha), arp + 8);
+    w[8] = KEY_BYTES(64, 2, load16(arp + 12))
+           | KEY_BYTES(KEY_OFF(arp_tha), 2, load16(arp + 18))
+           | KEY_4(KEY_OFF(arp_tha) + 2, arp + 20);
     return PARSED;
 }
 
@@ -272,17 +320,19 @@ parse_key(const void *data, const void *end, __u32 pkt_len,
           const struct stripped_tag *tag, struct afxdp_flow_key *k)
 {
     const __u8 *p = data;
+    key_word *w = (key_word *) k;
     __builtin_memset(k, 0, sizeof *k);
     if (!HAVE(p, 14, end)) {
         return PUNT;   /* OVS extracts nothing at all: not worth a key. */
     }
-    copy6(k->dl_dst, p);
-    copy6(k->dl_src, p + 6);
-    __u16 type = load16(p + 12);
+    /* dl_dst and dl_src are the frame's first twelve bytes. */
+    w[0] = KEY_4(0, p) | KEY_4(4, p + 4);
+    __u64 w1 = KEY_4(8, p + 8);
+    __u16 type = load16(p + 12), tpid = 0, tci = 0;
     p += 14;
     if (tag->present) {
-        k->vlan_tpid = tag->tpid;
-        k->vlan_tci = tag->tci | bpf_htons(VLAN_CFI);
+        tpid = tag->tpid;
+        tci = tag->tci | bpf_htons(VLAN_CFI);
         if (type == bpf_htons(ETH_P_8021Q)
             || type == bpf_htons(ETH_P_8021AD)) {
             return PUNT;   /* A second tag: the key holds one. */
@@ -292,8 +342,8 @@ parse_key(const void *data, const void *end, __u32 pkt_len,
         if (!HAVE(p, 4, end)) {
             return PUNT;
         }
-        k->vlan_tpid = type;
-        k->vlan_tci = load16(p) | bpf_htons(VLAN_CFI);
+        tpid = type;
+        tci = load16(p) | bpf_htons(VLAN_CFI);
         type = load16(p + 2);
         p += 4;
         if (type == bpf_htons(ETH_P_8021Q)
@@ -304,14 +354,16 @@ parse_key(const void *data, const void *end, __u32 pkt_len,
     if (bpf_ntohs(type) < ETH_P_802_3_MIN) {
         return PUNT;       /* 802.3 with LLC/SNAP. */
     }
-    k->dl_type = type;
+    w[KEY_WORD(dl_type)] = w1 | KEY_AT(dl_type, type)
+                           | KEY_AT(vlan_tci, tci);
+    w[KEY_WORD(vlan_tpid)] = KEY_AT(vlan_tpid, tpid);
     __u32 size = pkt_len - (__u32) (p - (const __u8 *) data);
     if (type == bpf_htons(ETH_P_IP)) {
-        return parse_ipv4(p, size, end, k);
+        return parse_ipv4(p, size, end, tpid, w);
     } else if (type == bpf_htons(ETH_P_IPV6)) {
-        return parse_ipv6(p, size, end, k);
+        return parse_ipv6(p, size, end, tpid, w);
     } else if (type == bpf_htons(ETH_P_ARP) || type == bpf_htons(ETH_P_RARP)) {
-        return parse_arp(p, size, end, k);
+        return parse_arp(p, size, end, w);
     } else if (type == bpf_htons(ETH_P_MPLS_UC)
                || type == bpf_htons(ETH_P_MPLS_MC)
                || type == bpf_htons(ETH_P_NSH)) {
@@ -334,6 +386,40 @@ extern int bpf_xdp_metadata_rx_hash(const struct xdp_md *ctx, __u32 *hash,
 extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx,
                                         __be16 *vlan_proto, __u16 *vlan_tci)
     __ksym __weak;
+
+/* The kernel's buffer behind the program's context (Linux 6.2): the
+ * verifier turns the call into a register move.  Only the one field read
+ * is declared; libbpf relocates it to the running kernel's layout. */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+
+struct xdp_buff {
+    __u32 flags;
+} __attribute__((preserve_access_index));
+
+enum xdp_buff_flags {
+    XDP_FLAGS_HAS_FRAGS = 1,
+};
+
+/* The packet's whole length, as bpf_xdp_get_buff_len() says it: the
+ * first buffer's, unless the buffer has fragments.  The helper's call
+ * (and its return, through the kernel's return thunk where it mitigates
+ * SRSO) cost a fifth of a redirected packet's time in the program here,
+ * so the buffer's flag is read instead where the kernel lets us. */
+static __always_inline __u32
+packet_len(struct xdp_md *ctx, const void *data, const void *end)
+{
+    if (bpf_cast_to_kern_ctx && bpf_core_field_exists(struct xdp_buff, flags)
+        && bpf_core_enum_value_exists(enum xdp_buff_flags,
+                                      XDP_FLAGS_HAS_FRAGS)) {
+        const struct xdp_buff *xdp = bpf_cast_to_kern_ctx(ctx);
+        __u32 has_frags = bpf_core_enum_value(enum xdp_buff_flags,
+                                              XDP_FLAGS_HAS_FRAGS);
+        if (!(xdp->flags & has_frags)) {
+            return (__u32) (end - data);
+        }
+    }
+    return bpf_xdp_get_buff_len(ctx);
+}
 
 /* The fast path's maps: fastpath-maps.h says what each holds. */
 struct {
@@ -1127,7 +1213,7 @@ fast_path(struct xdp_md *ctx, const int hinted)
 {
     const void *data = (const void *) (long) ctx->data;
     const void *end = (const void *) (long) ctx->data_end;
-    __u32 len = bpf_xdp_get_buff_len(ctx);
+    __u32 len = packet_len(ctx, data, end);
     struct afxdp_flow_key key __attribute__((aligned(8)));
     struct stripped_tag tag = {0, 0, 0};
 
@@ -1316,7 +1402,7 @@ afxdp_parse_test(struct xdp_md *ctx)
         return XDP_ABORTED;
     }
     struct stripped_tag none = {0, 0, 0};
-    r->verdict = parse_key(data, end, bpf_xdp_get_buff_len(ctx), &none,
+    r->verdict = parse_key(data, end, packet_len(ctx, data, end), &none,
                            &r->key);
     return XDP_PASS;
 }
