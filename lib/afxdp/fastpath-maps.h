@@ -94,16 +94,16 @@ struct afxdp_fp_flow_key {
 
 #define AFXDP_FP_KEY_WORDS (sizeof(struct afxdp_flow_key) / 8)
 
-/* Each 64-bit word of the key times an odd constant of its own, summed,
- * then mixed: a word's product is a bijection of the word, so keys that
- * differ in one word never collide.  The products do not wait for each
+/* Each 64-bit word of the key times an odd constant of its own, summed:
+ * a word's product is a bijection of the word, so keys that differ in one
+ * word never give the same sum, and the products do not wait for each
  * other (a chained hash of the ten words cost the program a fifth of its
  * time in a lookup).  The same code in the program and in the core. */
 #define AFXDP_FP_HASH_MUL(I) \
     (0x9e3779b97f4a7c15ull + 0x3c6ef372fe94f82aull * (I))
 
 static inline __attribute__((always_inline)) uint64_t
-afxdp_fp_key_hash(const struct afxdp_flow_key *key)
+afxdp_fp_key_sum(const struct afxdp_flow_key *key)
 {
     /* Word by word through memcpy: the caller's words may be of another
      * 64-bit type (the program's __u64), which a uint64_t pointer must
@@ -115,6 +115,15 @@ afxdp_fp_key_hash(const struct afxdp_flow_key *key)
         __builtin_memcpy(&w, p + 8 * i, 8);
         h += w * AFXDP_FP_HASH_MUL(i);
     }
+    return h;
+}
+
+/* The sum mixed, so that its low bits depend on every bit of the key:
+ * the flow map's hash. */
+static inline __attribute__((always_inline)) uint64_t
+afxdp_fp_key_hash(const struct afxdp_flow_key *key)
+{
+    uint64_t h = afxdp_fp_key_sum(key);
     h ^= h >> 32;
     h *= 0xff51afd7ed558ccdull;
     return h ^ (h >> 29);
@@ -216,13 +225,16 @@ afxdp_fp_entry_check(const void *entry, unsigned n_words)
     return afxdp_fp_check_mix(h);
 }
 
-/* The exact-match cache, per CPU and direct-mapped by
- * afxdp_fp_key_hash() of a packet's whole key: the flow that key met
+/* The exact-match cache, per CPU and direct-mapped by the top
+ * AFXDP_FP_EMC_BITS of afxdp_fp_key_sum() of a packet's whole key (the
+ * flow map's mix would add a multiply to every packet's way to its
+ * entry; the top bits need none): the flow that key met
  * in the mask slots, copied, for as long as fp_config's generation is
  * the one it was found under.  A packet of a flow seen before then costs
  * one hash and one compare, not a masked lookup per mask slot.  Per CPU,
  * an entry has one writer, the program on that CPU. */
-#define AFXDP_FP_EMC_SIZE 512      /* A power of two. */
+#define AFXDP_FP_EMC_BITS 9
+#define AFXDP_FP_EMC_SIZE (1u << AFXDP_FP_EMC_BITS)
 
 struct afxdp_fp_emc_entry {
     uint64_t generation;           /* fp_config's when the flow was

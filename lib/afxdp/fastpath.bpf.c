@@ -810,7 +810,10 @@ lookup(const struct afxdp_flow_key *key, const struct afxdp_fp_config *cfg,
        int *changing)
 {
     const __u64 generation = cfg->generation;
-    __u32 index = afxdp_fp_key_hash(key) & (AFXDP_FP_EMC_SIZE - 1);
+    /* The sum's top bits, which depend on every bit of the key (a
+     * product's bit n on the word's bits up to n): a multiply shorter
+     * than the whole hash on the way to the entry's first load. */
+    __u32 index = afxdp_fp_key_sum(key) >> (64 - AFXDP_FP_EMC_BITS);
     struct afxdp_fp_emc_entry *e = bpf_map_lookup_elem(&fp_emc, &index);
     if (!e) {
         return 0;   /* Cannot be: the index is in range. */
