@@ -271,10 +271,14 @@ struct afxdp_fp_clock {
 
 /* fp_counters: AFXDP_FP_COUNTERS, in afxdp.h. */
 
-/* The packet hints the fast path's program asks the driver for (its
- * fp_hints, set before it is loaded bound to the device). */
+/* What the core lets the fast path's program ask the kernel for (its
+ * fp_hints, set before it is loaded): the packet hints, which bind the
+ * program to the device, and the buffer's flags. */
 #define AFXDP_FP_HINT_HASH (1u << 0)
 #define AFXDP_FP_HINT_VLAN (1u << 1)
+#define AFXDP_FP_BUFF_FLAGS (1u << 2)  /* bpf_cast_to_kern_ctx() (Linux
+                                        * 6.2) and a read through it
+                                        * (CAP_PERFMON). */
 
 /* What a program of ours leaves in front of a packet it gives the socket
  * (its XDP metadata), last word nearest the packet: [mark] hash flags.

@@ -71,8 +71,9 @@ load32(const __u8 *p)
     return *(const __u32 *) p;
 }
 
-/* The key is written in whole 64-bit words, each at most once after it
- * is zeroed.  The lookup reads it back as words straight away (the hash,
+/* The key is written in whole 64-bit words after it is zeroed, each
+ * once (word 9, TCP flags and the tag's TPID, twice on TCP's way, the
+ * second time with the TPID again).  The lookup reads it back as words straight away (the hash,
  * the cache's compare), and a word load that meets narrower stores to its
  * bytes still in flight gets nothing forwarded from them: it waits until
  * they reach the cache, a stall in every packet's path where the parser
@@ -94,26 +95,30 @@ typedef __u64 __attribute__((may_alias)) key_word;   /* Aliases the key. */
 /* A whole field (which lies in one word) in its word. */
 #define KEY_AT(FIELD, V) KEY_BYTES(KEY_OFF(FIELD), KEY_SIZE(FIELD), V)
 
-#define KEY_IN_ONE_WORD(FIELD)                                          \
-    _Static_assert(KEY_WORD(FIELD)                                      \
-                   == (KEY_OFF(FIELD) + KEY_SIZE(FIELD) - 1) / 8,       \
-                   #FIELD " spans two words of the key")
-KEY_IN_ONE_WORD(dl_type);
-KEY_IN_ONE_WORD(vlan_tci);
-KEY_IN_ONE_WORD(ipv6_label);
-KEY_IN_ONE_WORD(nw_proto);
-KEY_IN_ONE_WORD(nw_tos);
-KEY_IN_ONE_WORD(nw_ttl);
-KEY_IN_ONE_WORD(nw_frag);
-KEY_IN_ONE_WORD(tp_src);
-KEY_IN_ONE_WORD(tp_dst);
-KEY_IN_ONE_WORD(tcp_flags);
-KEY_IN_ONE_WORD(vlan_tpid);
+/* The words the parser builds, field by field: each field that one word
+ * holds whole, in that word; and where the three that straddle two
+ * words (dl_src, arp_sha, and nw_src and nw_dst, of two each) begin. */
+#define KEY_IN_WORD(FIELD, N)                                           \
+    _Static_assert(KEY_OFF(FIELD) / 8 == (N)                            \
+                   && (KEY_OFF(FIELD) + KEY_SIZE(FIELD) - 1) / 8 == (N), \
+                   #FIELD " is not in word " #N " of the key")
+KEY_IN_WORD(dl_dst, 0);
+KEY_IN_WORD(dl_type, 1);
+KEY_IN_WORD(vlan_tci, 1);
+KEY_IN_WORD(ipv6_label, 6);
+KEY_IN_WORD(nw_proto, 6);
+KEY_IN_WORD(nw_tos, 6);
+KEY_IN_WORD(nw_ttl, 6);
+KEY_IN_WORD(nw_frag, 6);
+KEY_IN_WORD(tp_src, 7);
+KEY_IN_WORD(tp_dst, 7);
+KEY_IN_WORD(arp_tha, 8);
+KEY_IN_WORD(tcp_flags, 9);
+KEY_IN_WORD(vlan_tpid, 9);
 _Static_assert(KEY_OFF(dl_src) == 6 && KEY_OFF(nw_src) == 16
                && KEY_OFF(nw_dst) == 32 && KEY_OFF(arp_sha) == 60
-               && KEY_OFF(arp_tha) == 66 && KEY_WORD(dl_type) == 1
-               && KEY_WORD(nw_proto) == 6 && KEY_WORD(tp_src) == 7
-               && KEY_WORD(vlan_tpid) == 9,
+               && KEY_OFF(arp_tha) == 66
+               && sizeof(struct afxdp_flow_key) == 80,
                "the parser's words follow struct afxdp_flow_key");
 
 /* Four bytes of the packet (two halfword loads: an Ethernet header's
@@ -310,7 +315,8 @@ struct stripped_tag {
     __u16 tci;         /* Network byte order. */
 };
 
-/* PARSED (or PARSED_IP) with 'k' filled, or PUNT.  'pkt_len' is the
+/* PARSED (or PARSED_IP) with 'k' filled, or PUNT (with 'k' part
+ * written, and not to be used).  'pkt_len' is the
  * whole packet's length; with multi-buffer it goes past 'end', the end of
  * the first buffer, and a header beyond that is punted.  'tag' is the tag the
  * driver stripped, which came first: a tag still in the frame is then a
@@ -372,13 +378,17 @@ parse_key(const void *data, const void *end, __u32 pkt_len,
     return PARSED;
 }
 
-/* The packet hints this program asks the driver for (AFXDP_FP_HINT_*),
- * set by the core before loading; a program with any is bound to the
- * device.  Constant to the verifier, which drops the code for the others. */
+/* What the core lets this program ask the kernel for (AFXDP_FP_HINT_*
+ * and AFXDP_FP_BUFF_FLAGS), set before loading only where the kernel has
+ * it; a program with a hint is bound to the device.  Constant to the
+ * verifier, which drops the code for the others. */
 const volatile __u32 fp_hints SEC(".rodata.hints") = 0;
 
-/* The kfuncs (Linux 6.3 and 6.8).  Weak: a kernel without them loads the
- * program, and the core asks for no hints there. */
+/* The kfuncs (Linux 6.3 and 6.8), and bpf_cast_to_kern_ctx() below.
+ * Weak: on a kernel without one, libbpf leaves its calls unresolved and
+ * the verifier drops them as dead code, fp_hints saying so.  Their
+ * addresses are never tested: before Linux 6.4 the verifier refuses a
+ * program that takes the address of a kfunc the kernel has. */
 enum xdp_rss_hash_type { AFXDP_RSS_L4 = 1 << 3 };   /* The kernel's bit. */
 extern int bpf_xdp_metadata_rx_hash(const struct xdp_md *ctx, __u32 *hash,
                                     enum xdp_rss_hash_type *rss_type)
@@ -388,8 +398,10 @@ extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx,
     __ksym __weak;
 
 /* The kernel's buffer behind the program's context (Linux 6.2): the
- * verifier turns the call into a register move.  Only the one field read
- * is declared; libbpf relocates it to the running kernel's layout. */
+ * verifier turns the call into a register move, and lets a program read
+ * through it only if its loader has CAP_PERFMON (or CAP_SYS_ADMIN): the
+ * core asks for it (AFXDP_FP_BUFF_FLAGS) only then.  Only the one field
+ * read is declared; libbpf relocates it to the running kernel's layout. */
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 
 struct xdp_buff {
@@ -408,7 +420,8 @@ enum xdp_buff_flags {
 static __always_inline __u32
 packet_len(struct xdp_md *ctx, const void *data, const void *end)
 {
-    if (bpf_cast_to_kern_ctx && bpf_core_field_exists(struct xdp_buff, flags)
+    if ((fp_hints & AFXDP_FP_BUFF_FLAGS)
+        && bpf_core_field_exists(struct xdp_buff, flags)
         && bpf_core_enum_value_exists(enum xdp_buff_flags,
                                       XDP_FLAGS_HAS_FRAGS)) {
         const struct xdp_buff *xdp = bpf_cast_to_kern_ctx(ctx);
@@ -631,8 +644,7 @@ to_socket(struct xdp_md *ctx, const int hinted,
         flags |= put_back_tag(ctx, tag) ? AFXDP_META_VLAN_LOST
                                         : AFXDP_META_VLAN_RESTORED;
     }
-    if (hinted && (fp_hints & AFXDP_FP_HINT_HASH)
-        && bpf_xdp_metadata_rx_hash) {
+    if (hinted && (fp_hints & AFXDP_FP_HINT_HASH)) {
         enum xdp_rss_hash_type type = 0;
         if (!bpf_xdp_metadata_rx_hash(ctx, &hash, &type)
             && (type & AFXDP_RSS_L4)) {
@@ -1220,8 +1232,7 @@ fast_path(struct xdp_md *ctx, const int hinted)
     struct afxdp_flow_key key __attribute__((aligned(8)));
     struct stripped_tag tag = {0, 0, 0};
 
-    if (hinted && (fp_hints & AFXDP_FP_HINT_VLAN)
-        && bpf_xdp_metadata_rx_vlan_tag) {
+    if (hinted && (fp_hints & AFXDP_FP_HINT_VLAN)) {
         __be16 proto = 0;
         __u16 tci = 0;
         if (!bpf_xdp_metadata_rx_vlan_tag(ctx, &proto, &tci)) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compat.hh"
+#include "hints.hh"
 #include "log.hh"
 
 namespace afxdp {
@@ -194,19 +195,26 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
             return err;
         }
     }
-    if (hints) {
-        // The program reads fp_hints as a constant, from its own section.
+    // The program reads fp_hints as a constant, from its own section.
+    uint32_t value = hints | (buffer_flags_readable() ? AFXDP_FP_BUFF_FLAGS
+                                                      : 0);
+    if (value) {
         bpf_map *rodata = bpf_object__find_map_by_name(obj_,
                                                        ".rodata.hints");
-        uint32_t value = hints;
         err = rodata ? bpf_map__set_initial_value(rodata, &value,
                                                   sizeof value)
                      : -ENOENT;
-        if (!err) {
-            bpf_program__set_ifindex(prog, uint32_t(ifindex));
-            err = bpf_program__set_flags(prog, bpf_program__flags(prog)
-                                               | compat::kProgDevBoundOnly);
+        if (err) {
+            std::snprintf(why, whylen, "setting the fast path's XDP "
+                          "program's constants failed: %s",
+                          std::strerror(-err));
+            return err;
         }
+    }
+    if (hints) {
+        bpf_program__set_ifindex(prog, uint32_t(ifindex));
+        err = bpf_program__set_flags(prog, bpf_program__flags(prog)
+                                           | compat::kProgDevBoundOnly);
         if (err) {
             std::snprintf(why, whylen, "asking the fast path's XDP program "
                           "for packet hints failed: %s", std::strerror(-err));

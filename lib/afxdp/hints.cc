@@ -4,7 +4,9 @@
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
+#include <linux/capability.h>
 #include <mutex>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "netdev_nl.hh"
@@ -17,6 +19,7 @@ namespace {
 struct Kfuncs {
     uint32_t hash = 0;
     uint32_t vlan = 0;
+    uint32_t cast_to_kern_ctx = 0;
 };
 
 Kfuncs
@@ -39,12 +42,36 @@ kernel_kfuncs() noexcept
         id = btf__find_by_name_kind(vmlinux, "bpf_xdp_metadata_rx_vlan_tag",
                                     BTF_KIND_FUNC);
         k.vlan = id > 0 ? uint32_t(id) : 0;
+        id = btf__find_by_name_kind(vmlinux, "bpf_cast_to_kern_ctx",
+                                    BTF_KIND_FUNC);
+        k.cast_to_kern_ctx = id > 0 ? uint32_t(id) : 0;
         btf__free(vmlinux);
     });
     return k;
 }
 
+// Whether this process has 'cap' in its effective set.
+bool
+capable(unsigned cap) noexcept
+{
+    __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    if (syscall(SYS_capget, &header, data)) {
+        return false;
+    }
+    return cap / 32 < _LINUX_CAPABILITY_U32S_3
+           && (data[cap / 32].effective & (1u << (cap % 32)));
+}
+
 }  // namespace
+
+bool
+buffer_flags_readable() noexcept
+{
+    // CAP_PERFMON (38, Linux 5.8) may not be in this libc's headers.
+    return kernel_kfuncs().cast_to_kern_ctx
+           && (capable(CAP_SYS_ADMIN) || capable(38));
+}
 
 HintSupport
 rx_hint_support(int ifindex) noexcept

@@ -50,6 +50,14 @@ struct HintSupport {
 // hash is asked for anyway: the kfunc then tells, packet by packet.
 HintSupport rx_hint_support(int ifindex) noexcept;
 
+// Whether an XDP program of ours may read the kernel's buffer behind its
+// context: the kernel has bpf_cast_to_kern_ctx() (Linux 6.2) and this
+// process the capability the verifier asks for a read through it
+// (CAP_PERFMON, or CAP_SYS_ADMIN).  The fast path then takes a packet's
+// length from the buffer's flags, with no helper's call
+// (AFXDP_FP_BUFF_FLAGS).
+bool buffer_flags_readable() noexcept;
+
 }  // namespace afxdp
 
 #endif  // AFXDP_HINTS_HH
