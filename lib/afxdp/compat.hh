@@ -10,8 +10,11 @@
 
 #include <cstdint>
 #include <linux/bpf.h>
+#include <linux/capability.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifdef HAVE_LIBXDP
 #include <xdp/libxdp.h>
@@ -102,6 +105,22 @@ ring_flags(LibRing &r) noexcept
     (void) r;
     return nullptr;
 #endif
+}
+
+// CAP_PERFMON (Linux 5.8), which older kernel headers lack.
+inline constexpr unsigned kCapPerfmon = 38;
+
+// Whether this process has capability 'cap' in its effective set.
+inline bool
+have_capability(unsigned cap) noexcept
+{
+    __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    if (syscall(SYS_capget, &header, data)) {
+        return false;
+    }
+    return cap / 32 < _LINUX_CAPABILITY_U32S_3
+           && (data[cap / 32].effective & (1u << (cap % 32)));
 }
 
 }  // namespace afxdp::compat

@@ -10,7 +10,6 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.hh"
@@ -50,24 +49,13 @@ interface_mtu(const char *ifname) noexcept
     return mtu;
 }
 
-bool
-have_cap_ipc_lock() noexcept
-{
-    __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2] = {};
-    if (syscall(SYS_capget, &hdr, data)) {
-        return false;
-    }
-    return data[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
-}
-
 // UMEM pages are charged to RLIMIT_MEMLOCK unless we hold CAP_IPC_LOCK.
 // Raise the limit only in that case, and only as far as needed; say
 // nothing unless it fails, and then only what the operator can act on.
 void
 ensure_memlock(size_t bytes) noexcept
 {
-    if (have_cap_ipc_lock()) {
+    if (afxdp::compat::have_capability(CAP_IPC_LOCK)) {
         return;
     }
     rlimit r;
@@ -301,7 +289,7 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.busy_polled = cfg.busy_polled;
         qc.ring_size = ring_size_;
         qc.pool = pool_.get();
-        qc.memlock_charged = !have_cap_ipc_lock();
+        qc.memlock_charged = !afxdp::compat::have_capability(CAP_IPC_LOCK);
         auto queue = afxdp_queue::create(qc);
         if (!queue.ok()) {
             const afxdp::QueueFailure &f = queue.error();

@@ -73,11 +73,12 @@ load32(const __u8 *p)
 
 /* The key is written in whole 64-bit words after it is zeroed, each
  * once (word 9, TCP flags and the tag's TPID, twice on TCP's way, the
- * second time with the TPID again).  The lookup reads it back as words straight away (the hash,
- * the cache's compare), and a word load that meets narrower stores to its
- * bytes still in flight gets nothing forwarded from them: it waits until
- * they reach the cache, a stall in every packet's path where the parser
- * wrote fields of one to six bytes.  A word is built in a register from
+ * second time with the TPID again).  The lookup reads it back as words
+ * straight away (the hash, the cache's compare), and a word load that
+ * meets narrower stores to its bytes still in flight gets nothing
+ * forwarded from them: it waits until they reach the cache, a stall in
+ * every packet's path where the parser wrote fields of one to six
+ * bytes.  A word is built in a register from
  * the packet's loads, each placed where its field lies: KEY_AT() shifts a
  * value holding a field's bytes in memory order (a load from the packet,
  * or a field's own type) to the field's bytes within its word, on either
@@ -316,9 +317,9 @@ struct stripped_tag {
 };
 
 /* PARSED (or PARSED_IP) with 'k' filled, or PUNT (with 'k' part
- * written, and not to be used).  'pkt_len' is the
- * whole packet's length; with multi-buffer it goes past 'end', the end of
- * the first buffer, and a header beyond that is punted.  'tag' is the tag the
+ * written, and not to be used).  'pkt_len' is the whole packet's length;
+ * with multi-buffer it goes past 'end', the end of the first buffer, and
+ * a header beyond that is punted.  'tag' is the tag the
  * driver stripped, which came first: a tag still in the frame is then a
  * second one. */
 static __always_inline int

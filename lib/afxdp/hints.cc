@@ -4,11 +4,10 @@
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstring>
-#include <linux/capability.h>
 #include <mutex>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "compat.hh"
 #include "netdev_nl.hh"
 
 namespace afxdp {
@@ -50,27 +49,14 @@ kernel_kfuncs() noexcept
     return k;
 }
 
-// Whether this process has 'cap' in its effective set.
-bool
-capable(unsigned cap) noexcept
-{
-    __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-    if (syscall(SYS_capget, &header, data)) {
-        return false;
-    }
-    return cap / 32 < _LINUX_CAPABILITY_U32S_3
-           && (data[cap / 32].effective & (1u << (cap % 32)));
-}
-
 }  // namespace
 
 bool
 buffer_flags_readable() noexcept
 {
-    // CAP_PERFMON (38, Linux 5.8) may not be in this libc's headers.
     return kernel_kfuncs().cast_to_kern_ctx
-           && (capable(CAP_SYS_ADMIN) || capable(38));
+           && (compat::have_capability(CAP_SYS_ADMIN)
+               || compat::have_capability(compat::kCapPerfmon));
 }
 
 HintSupport
