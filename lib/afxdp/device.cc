@@ -378,6 +378,14 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
                       "5.18)", cfg.ifname, d->mtu_, AFXDP_MAX_MTU_ONE_FRAME);
         return R::failure(-EMSGSIZE);
     }
+    const char *mb_why = "";
+    if (d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME
+        && afxdp_max_mtu(&mb_why) == AFXDP_MAX_MTU_ONE_FRAME) {
+        std::snprintf(err, errlen, "%s: MTU %u needs multi-buffer AF_XDP "
+                      "(up to %u without), and %s", cfg.ifname, d->mtu_,
+                      AFXDP_MAX_MTU_ONE_FRAME, mb_why);
+        return R::failure(-EMSGSIZE);
+    }
 
     afxdp_xdp_mode first = cfg.port.mode, last = cfg.port.mode;
     if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
