@@ -1,11 +1,18 @@
-// The kernel's "netdev" generic netlink family (see netdev_nl.hh).
+// The kernel's "netdev" generic netlink family, and rtnetlink where the
+// kernel has no such family (see netdev_nl.hh).
 #include "netdev_nl.hh"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <linux/ethtool.h>
 #include <linux/genetlink.h>
+#include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -89,6 +96,147 @@ genl_query(int fd, uint16_t family, uint8_t cmd, uint16_t attr,
     return -ENOENT;
 }
 
+// What rtnetlink says about a link, as far as a veth's redirects need.
+struct Link {
+    bool up = false;
+    bool veth = false;
+    bool xdp_native = false;   // An XDP program attached in native mode.
+    int peer = 0;              // A veth's peer (IFLA_LINK), or 0.
+    int peer_nsid = -1;        // Its namespace's id, if not this one.
+    char name[IFNAMSIZ] = "";
+};
+
+// Attribute 'type' among those from 'p' to 'end', or nullptr.
+const nlattr *
+find_attr(const char *p, const char *end, uint16_t type) noexcept
+{
+    while (p + NLA_HDRLEN <= end) {
+        const nlattr *a = reinterpret_cast<const nlattr *>(p);
+        if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end) {
+            return nullptr;
+        }
+        if ((a->nla_type & NLA_TYPE_MASK) == type) {
+            return a;
+        }
+        p += NLA_ALIGN(a->nla_len);
+    }
+    return nullptr;
+}
+
+const char *
+attr_data(const nlattr *a) noexcept
+{
+    return reinterpret_cast<const char *>(a) + NLA_HDRLEN;
+}
+
+const char *
+attr_end(const nlattr *a) noexcept
+{
+    return reinterpret_cast<const char *>(a) + a->nla_len;
+}
+
+template <typename T>
+T
+attr_get(const nlattr *a, T none) noexcept
+{
+    T v = none;
+    if (a && a->nla_len >= NLA_HDRLEN + sizeof v) {
+        std::memcpy(&v, attr_data(a), sizeof v);
+    }
+    return v;
+}
+
+// Link 'ifindex' of namespace 'nsid' (-1: this one) into '*out': 0 or
+// -errno.
+int
+rtnl_link(int ifindex, int nsid, Link *out) noexcept
+{
+    Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+    if (!fd) {
+        return -errno;
+    }
+    timeval tv = {1, 0};
+    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct {
+        nlmsghdr nlh;
+        ifinfomsg ifi;
+        char attrs[16];
+    } req = {};
+    size_t alen = 0;
+    if (nsid >= 0) {
+        int32_t id = nsid;
+        alen = put_attr(req.attrs, IFLA_TARGET_NETNSID, &id, sizeof id);
+    }
+    req.nlh.nlmsg_len = uint32_t(NLMSG_LENGTH(sizeof req.ifi) + alen);
+    req.nlh.nlmsg_type = RTM_GETLINK;
+    req.nlh.nlmsg_flags = NLM_F_REQUEST;
+    req.ifi.ifi_family = AF_UNSPEC;
+    req.ifi.ifi_index = ifindex;
+    if (send(fd.get(), &req, req.nlh.nlmsg_len, 0) < 0) {
+        return -errno;
+    }
+    alignas(nlmsghdr) char buf[16384];
+    ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
+    if (n < 0) {
+        return -errno;
+    }
+    const nlmsghdr *h = reinterpret_cast<const nlmsghdr *>(buf);
+    if (!NLMSG_OK(h, size_t(n))) {
+        return -EPROTO;
+    }
+    if (h->nlmsg_type == NLMSG_ERROR) {
+        const nlmsgerr *e = static_cast<const nlmsgerr *>(NLMSG_DATA(h));
+        return h->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error
+               ? e->error : -EPROTO;
+    }
+    if (h->nlmsg_type != RTM_NEWLINK
+        || h->nlmsg_len < NLMSG_LENGTH(sizeof(ifinfomsg))) {
+        return -EPROTO;
+    }
+    const ifinfomsg *ifi = static_cast<const ifinfomsg *>(NLMSG_DATA(h));
+    const char *p = reinterpret_cast<const char *>(ifi)
+                    + NLMSG_ALIGN(sizeof *ifi);
+    const char *end = reinterpret_cast<const char *>(h) + h->nlmsg_len;
+    *out = Link();
+    out->up = ifi->ifi_flags & IFF_UP;
+    const nlattr *a = find_attr(p, end, IFLA_IFNAME);
+    if (a) {
+        std::snprintf(out->name, sizeof out->name, "%.*s",
+                      int(a->nla_len - NLA_HDRLEN), attr_data(a));
+    }
+    out->peer = attr_get<int32_t>(find_attr(p, end, IFLA_LINK), 0);
+    out->peer_nsid = attr_get<int32_t>(find_attr(p, end, IFLA_LINK_NETNSID),
+                                       -1);
+    if ((a = find_attr(p, end, IFLA_LINKINFO))) {
+        const nlattr *kind = find_attr(attr_data(a), attr_end(a),
+                                       IFLA_INFO_KIND);
+        out->veth = kind && !std::strncmp(attr_data(kind), "veth",
+                                          kind->nla_len - NLA_HDRLEN);
+    }
+    if ((a = find_attr(p, end, IFLA_XDP))) {
+        uint8_t mode = attr_get<uint8_t>(
+            find_attr(attr_data(a), attr_end(a), IFLA_XDP_ATTACHED),
+            XDP_ATTACHED_NONE);
+        out->xdp_native = mode == XDP_ATTACHED_DRV
+                          || (mode == XDP_ATTACHED_MULTI
+                              && find_attr(attr_data(a), attr_end(a),
+                                           IFLA_XDP_DRV_PROG_ID));
+    }
+    return 0;
+}
+
+// Whether GRO is on for 'ifname' of this namespace (ethtool's ioctl).
+bool
+gro_on(const char *ifname) noexcept
+{
+    Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    ethtool_value v = {ETHTOOL_GGRO, 0};
+    ifreq ifr = {};
+    std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+    ifr.ifr_data = reinterpret_cast<char *>(&v);
+    return fd && !ioctl(fd.get(), SIOCETHTOOL, &ifr) && v.data;
+}
+
 }  // namespace
 
 int
@@ -116,14 +264,49 @@ netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept
 }
 
 bool
+veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept
+{
+    Link dev, peer;
+    int err = rtnl_link(ifindex, -1, &dev);
+    if (!err && !dev.veth) {
+        std::snprintf(why, whylen, "the kernel does not say whether the "
+                      "driver transmits XDP frames (Linux 6.3), except for "
+                      "veth");
+        return false;
+    }
+    if (!err) {
+        err = dev.peer ? rtnl_link(dev.peer, dev.peer_nsid, &peer) : -ENOENT;
+    }
+    if (err) {
+        std::snprintf(why, whylen, "asking the kernel about the veth's "
+                      "peer failed: %s", std::strerror(-err));
+        return false;
+    }
+    if (!peer.up) {
+        std::snprintf(why, whylen, "its veth peer is down");
+        return false;
+    }
+    if (peer.xdp_native || (dev.peer_nsid < 0 && gro_on(peer.name))) {
+        if (whylen) {
+            why[0] = '\0';
+        }
+        return true;
+    }
+    std::snprintf(why, whylen, "its driver takes no XDP frames now (a veth "
+                  "takes them only while its peer has an XDP program or GRO "
+                  "on%s)", dev.peer_nsid < 0 ? ""
+                  : "; before Linux 6.3 GRO counts only for a peer in this "
+                    "namespace: the kernel tells no other's");
+    return false;
+}
+
+bool
 xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept
 {
     uint64_t act = 0;
     int err = netdev_dev_attr(ifindex, kNetdevAttrXdpFeatures, &act);
     if (err == -EOPNOTSUPP) {
-        std::snprintf(why, whylen, "the kernel does not say whether the "
-                      "driver transmits XDP frames (Linux 6.3)");
-        return false;
+        return veth_peer_takes_xdp(ifindex, why, whylen);
     }
     if (err) {
         std::snprintf(why, whylen, "asking the kernel whether the driver "

@@ -1,7 +1,8 @@
 // What the kernel's "netdev" generic netlink family (Linux 6.3) says about
 // a device: the XDP features its driver has now (xdp-features), and the
-// packet hints it gives XDP programs (xdp-rx-metadata-features, 6.8).
-// One request per question, on a socket of its own.
+// packet hints it gives XDP programs (xdp-rx-metadata-features, 6.8);
+// before 6.3, what rtnetlink says of a veth's peer.  One request per
+// question, on a socket of its own.
 #ifndef AFXDP_NETDEV_NL_HH
 #define AFXDP_NETDEV_NL_HH
 
@@ -29,6 +30,14 @@ int netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept;
 // 'why', also where the kernel does not say.  Some drivers other than
 // veth take them only while an XDP program is attached in native mode.
 bool xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept;
+
+// The same answer where the kernel has no xdp-features to ask (before
+// Linux 6.3), for veth, from its peer: a veth takes redirected frames
+// while its peer is up with NAPI on, that is with an XDP program in
+// native mode or GRO on (veth_xdp_xmit() checks the peer's NAPI).
+// rtnetlink tells the peer's program in any namespace, ethtool its GRO
+// only in this one.  Any other driver: the kernel cannot say, so false.
+bool veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept;
 
 }  // namespace afxdp
 
