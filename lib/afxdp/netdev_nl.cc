@@ -42,70 +42,6 @@ put_attr(char *at, uint16_t type, const void *data, uint16_t len) noexcept
     return NLA_ALIGN(a->nla_len);
 }
 
-// Sends a request for 'cmd' of 'family' with one attribute and finds
-// attribute 'want' in the answer: copies up to 'len' bytes of it into
-// 'out'.  Returns 0, -ENOENT if the answer lacks it, or -errno.
-int
-genl_query(int fd, uint16_t family, uint8_t cmd, uint16_t attr,
-           const void *data, uint16_t datalen, uint16_t want, void *out,
-           size_t len) noexcept
-{
-    GenlRequest req = {};
-    size_t alen = put_attr(req.attrs, attr, data, datalen);
-    req.nlh.nlmsg_len = uint32_t(NLMSG_LENGTH(GENL_HDRLEN) + alen);
-    req.nlh.nlmsg_type = family;
-    req.nlh.nlmsg_flags = NLM_F_REQUEST;
-    req.genl.cmd = cmd;
-    req.genl.version = 1;
-    if (send(fd, &req, req.nlh.nlmsg_len, 0) < 0) {
-        return -errno;
-    }
-    alignas(nlmsghdr) char buf[8192];
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n < 0) {
-        return -errno;
-    }
-    nlmsghdr *h = reinterpret_cast<nlmsghdr *>(buf);
-    if (!NLMSG_OK(h, size_t(n))) {
-        return -EPROTO;
-    }
-    if (h->nlmsg_type == NLMSG_ERROR) {
-        if (h->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) {
-            return -EPROTO;
-        }
-        const nlmsgerr *e = static_cast<const nlmsgerr *>(NLMSG_DATA(h));
-        return e->error ? e->error : -EPROTO;
-    }
-    if (h->nlmsg_type != family || h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) {
-        return -EPROTO;
-    }
-    const char *p = static_cast<const char *>(NLMSG_DATA(h)) + GENL_HDRLEN;
-    const char *end = reinterpret_cast<const char *>(h) + h->nlmsg_len;
-    while (p + NLA_HDRLEN <= end) {
-        const nlattr *a = reinterpret_cast<const nlattr *>(p);
-        if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end) {
-            break;
-        }
-        if ((a->nla_type & NLA_TYPE_MASK) == want) {
-            size_t have = a->nla_len - NLA_HDRLEN;
-            std::memcpy(out, p + NLA_HDRLEN, have < len ? have : len);
-            return 0;
-        }
-        p += NLA_ALIGN(a->nla_len);
-    }
-    return -ENOENT;
-}
-
-// What rtnetlink says about a link, as far as a veth's redirects need.
-struct Link {
-    bool up = false;
-    bool veth = false;
-    bool xdp_native = false;   // An XDP program attached in native mode.
-    int peer = 0;              // A veth's peer (IFLA_LINK), or 0.
-    int peer_nsid = -1;        // Its namespace's id, if not this one.
-    char name[IFNAMSIZ] = "";
-};
-
 // Attribute 'type' among those from 'p' to 'end', or nullptr.
 const nlattr *
 find_attr(const char *p, const char *end, uint16_t type) noexcept
@@ -146,17 +82,100 @@ attr_get(const nlattr *a, T none) noexcept
     return v;
 }
 
+// A netlink socket of 'protocol' that waits at most a second for an
+// answer.
+Fd
+nl_socket(int protocol) noexcept
+{
+    Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol));
+    if (fd) {
+        timeval tv = {1, 0};
+        setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    }
+    return fd;
+}
+
+// Sends request 'req' and receives its answer into 'buf': 0 with
+// '*answer' its first message, of type 'type' and with at least 'len'
+// bytes of payload, or -errno (the kernel's error, or -EPROTO).
+int
+nl_transact(int fd, const nlmsghdr *req, char *buf, size_t size,
+            uint16_t type, size_t len, const nlmsghdr **answer) noexcept
+{
+    if (send(fd, req, req->nlmsg_len, 0) < 0) {
+        return -errno;
+    }
+    ssize_t n = recv(fd, buf, size, 0);
+    if (n < 0) {
+        return -errno;
+    }
+    const nlmsghdr *h = reinterpret_cast<const nlmsghdr *>(buf);
+    if (!NLMSG_OK(h, size_t(n))) {
+        return -EPROTO;
+    }
+    if (h->nlmsg_type == NLMSG_ERROR) {
+        const nlmsgerr *e = static_cast<const nlmsgerr *>(NLMSG_DATA(h));
+        return h->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error
+               ? e->error : -EPROTO;
+    }
+    if (h->nlmsg_type != type || h->nlmsg_len < NLMSG_LENGTH(len)) {
+        return -EPROTO;
+    }
+    *answer = h;
+    return 0;
+}
+
+// Sends a request for 'cmd' of 'family' with one attribute and finds
+// attribute 'want' in the answer: copies up to 'len' bytes of it into
+// 'out'.  Returns 0, -ENOENT if the answer lacks it, or -errno.
+int
+genl_query(int fd, uint16_t family, uint8_t cmd, uint16_t attr,
+           const void *data, uint16_t datalen, uint16_t want, void *out,
+           size_t len) noexcept
+{
+    GenlRequest req = {};
+    size_t alen = put_attr(req.attrs, attr, data, datalen);
+    req.nlh.nlmsg_len = uint32_t(NLMSG_LENGTH(GENL_HDRLEN) + alen);
+    req.nlh.nlmsg_type = family;
+    req.nlh.nlmsg_flags = NLM_F_REQUEST;
+    req.genl.cmd = cmd;
+    req.genl.version = 1;
+    alignas(nlmsghdr) char buf[8192];
+    const nlmsghdr *h = nullptr;
+    int err = nl_transact(fd, &req.nlh, buf, sizeof buf, family,
+                          GENL_HDRLEN, &h);
+    if (err) {
+        return err;
+    }
+    const char *p = static_cast<const char *>(NLMSG_DATA(h)) + GENL_HDRLEN;
+    const char *end = reinterpret_cast<const char *>(h) + h->nlmsg_len;
+    if (const nlattr *a = find_attr(p, end, want)) {
+        size_t have = a->nla_len - NLA_HDRLEN;
+        std::memcpy(out, attr_data(a), have < len ? have : len);
+        return 0;
+    }
+    return -ENOENT;
+}
+
+// What rtnetlink says about a link, as far as a veth's redirects need.
+struct Link {
+    bool up = false;
+    bool veth = false;
+    bool xdp_native = false;   // An XDP program attached in native mode.
+    int peer = 0;              // A veth's peer (IFLA_LINK), or 0.
+    int peer_nsid = -1;        // Its namespace's id, if not this one.
+    char name[IFNAMSIZ] = "";
+};
+
 // Link 'ifindex' of namespace 'nsid' (-1: this one) into '*out': 0 or
 // -errno.
 int
 rtnl_link(int ifindex, int nsid, Link *out) noexcept
 {
-    Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+    Fd fd = nl_socket(NETLINK_ROUTE);
     if (!fd) {
         return -errno;
     }
-    timeval tv = {1, 0};
-    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     struct {
         nlmsghdr nlh;
         ifinfomsg ifi;
@@ -172,26 +191,12 @@ rtnl_link(int ifindex, int nsid, Link *out) noexcept
     req.nlh.nlmsg_flags = NLM_F_REQUEST;
     req.ifi.ifi_family = AF_UNSPEC;
     req.ifi.ifi_index = ifindex;
-    if (send(fd.get(), &req, req.nlh.nlmsg_len, 0) < 0) {
-        return -errno;
-    }
     alignas(nlmsghdr) char buf[16384];
-    ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
-    if (n < 0) {
-        return -errno;
-    }
-    const nlmsghdr *h = reinterpret_cast<const nlmsghdr *>(buf);
-    if (!NLMSG_OK(h, size_t(n))) {
-        return -EPROTO;
-    }
-    if (h->nlmsg_type == NLMSG_ERROR) {
-        const nlmsgerr *e = static_cast<const nlmsgerr *>(NLMSG_DATA(h));
-        return h->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error
-               ? e->error : -EPROTO;
-    }
-    if (h->nlmsg_type != RTM_NEWLINK
-        || h->nlmsg_len < NLMSG_LENGTH(sizeof(ifinfomsg))) {
-        return -EPROTO;
+    const nlmsghdr *h = nullptr;
+    int err = nl_transact(fd.get(), &req.nlh, buf, sizeof buf, RTM_NEWLINK,
+                          sizeof(ifinfomsg), &h);
+    if (err) {
+        return err;
     }
     const ifinfomsg *ifi = static_cast<const ifinfomsg *>(NLMSG_DATA(h));
     const char *p = reinterpret_cast<const char *>(ifi)
@@ -242,12 +247,10 @@ gro_on(const char *ifname) noexcept
 int
 netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept
 {
-    Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC));
+    Fd fd = nl_socket(NETLINK_GENERIC);
     if (!fd) {
         return -errno;
     }
-    timeval tv = {1, 0};
-    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     uint16_t family = 0;
     int err = genl_query(fd.get(), GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
                          CTRL_ATTR_FAMILY_NAME, kNetdevFamily,
