@@ -27,6 +27,8 @@ public:
     }
 
     int get() const noexcept { return fd_; }
+    // The descriptor, no longer closed by this object.
+    int release() noexcept { return std::exchange(fd_, -1); }
     explicit operator bool() const noexcept { return fd_ >= 0; }
 
 private:

@@ -2,19 +2,30 @@
 // kernel has no such family (see netdev_nl.hh).
 #include "netdev_nl.hh"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
 #include <linux/ethtool.h>
 #include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/net_namespace.h>
 #include <linux/sockios.h>
+#include <mutex>
 #include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <vector>
 
 #include "fd.hh"
 
@@ -230,11 +241,146 @@ rtnl_link(int ifindex, int nsid, Link *out) noexcept
     return 0;
 }
 
-// Whether GRO is on for 'ifname' of this namespace (ethtool's ioctl).
-bool
-gro_on(const char *ifname) noexcept
+// The id this namespace gives the namespace file 'nsfd' names
+// (RTM_GETNSID): -1 if it gives none (this namespace itself, one it has
+// no device linked to) or on error.
+int
+netns_id(int nsfd) noexcept
 {
-    Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    Fd fd = nl_socket(NETLINK_ROUTE);
+    if (!fd) {
+        return -1;
+    }
+    alignas(nlmsghdr) char req[64] = {};
+    nlmsghdr *nlh = reinterpret_cast<nlmsghdr *>(req);
+    char *body = static_cast<char *>(NLMSG_DATA(nlh));
+    reinterpret_cast<rtgenmsg *>(body)->rtgen_family = AF_UNSPEC;
+    uint32_t ns = uint32_t(nsfd);
+    size_t alen = put_attr(body + NLMSG_ALIGN(sizeof(rtgenmsg)), NETNSA_FD,
+                           &ns, sizeof ns);
+    nlh->nlmsg_len = uint32_t(NLMSG_LENGTH(NLMSG_ALIGN(sizeof(rtgenmsg)))
+                              + alen);
+    nlh->nlmsg_type = RTM_GETNSID;
+    nlh->nlmsg_flags = NLM_F_REQUEST;
+    alignas(nlmsghdr) char buf[256];
+    const nlmsghdr *h = nullptr;
+    if (nl_transact(fd.get(), nlh, buf, sizeof buf, RTM_NEWNSID,
+                    sizeof(rtgenmsg), &h)) {
+        return -1;
+    }
+    const char *p = static_cast<const char *>(NLMSG_DATA(h))
+                    + NLMSG_ALIGN(sizeof(rtgenmsg));
+    const char *end = reinterpret_cast<const char *>(h) + h->nlmsg_len;
+    return attr_get<int32_t>(find_attr(p, end, NETNSA_NSID), -1);
+}
+
+// A datagram socket in the namespace file 'nsfd' names, made by a thread
+// of its own that enters it (setns() moves only the calling thread, and
+// a socket stays in the namespace it was made in): -1 if that fails (no
+// CAP_SYS_ADMIN).  The thread ends with the call: the caller's stays
+// where it was, whatever happens.
+int
+socket_in(int nsfd) noexcept
+{
+    struct Job {
+        int nsfd;
+        int sock = -1;
+    } job = {nsfd};
+    auto enter = [](void *arg) -> void * {
+        Job *j = static_cast<Job *>(arg);
+        if (!setns(j->nsfd, CLONE_NEWNET)) {
+            j->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        }
+        return nullptr;
+    };
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, enter, &job)) {
+        return -1;
+    }
+    pthread_join(thread, nullptr);
+    return job.sock;
+}
+
+// Namespace 'nsid''s file, opened, if 'path' names it: else -1.
+int
+open_if_netns(const char *path, int nsid) noexcept
+{
+    Fd ns(open(path, O_RDONLY | O_CLOEXEC));
+    return ns && netns_id(ns.get()) == nsid ? ns.release() : -1;
+}
+
+// The file of the namespace this one knows by 'nsid', opened: among the
+// namespaces `ip netns` names (/run/netns) first, then those of running
+// processes (/proc/PID/ns/net, each namespace asked once); -1 if none
+// is found.  The path last found is tried first, so that a check every
+// 100 ms does not walk /proc each time.
+int
+open_netns(int nsid) noexcept
+{
+    static std::mutex mutex;
+    static char last[PATH_MAX];
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        int fd = last[0] ? open_if_netns(last, nsid) : -1;
+        if (fd >= 0) {
+            return fd;
+        }
+    }
+    struct stat self;
+    if (stat("/proc/self/ns/net", &self)) {
+        return -1;
+    }
+    std::vector<ino_t> asked = {self.st_ino};
+    char path[PATH_MAX];
+    int fd = -1;
+    for (const char *dir : {"/run/netns", "/proc"}) {
+        DIR *d = opendir(dir);
+        if (!d) {
+            continue;
+        }
+        const bool procs = dir[1] == 'p';
+        while (fd < 0) {
+            const dirent *e = readdir(d);
+            if (!e) {
+                break;
+            }
+            if (e->d_name[0] == '.' || (procs && !std::isdigit(e->d_name[0]))) {
+                continue;
+            }
+            std::snprintf(path, sizeof path, procs ? "%s/%s/ns/net" : "%s/%s",
+                          dir, e->d_name);
+            struct stat st;
+            if (stat(path, &st)
+                || std::find(asked.begin(), asked.end(), st.st_ino)
+                   != asked.end()) {
+                continue;
+            }
+            asked.push_back(st.st_ino);
+            fd = open_if_netns(path, nsid);
+        }
+        closedir(d);
+        if (fd >= 0) {
+            std::lock_guard<std::mutex> lock(mutex);
+            std::snprintf(last, sizeof last, "%s", path);
+            return fd;
+        }
+    }
+    return -1;
+}
+
+// Whether GRO is on for 'ifname' of the namespace this one knows by
+// 'nsid' (-1: this one), with ethtool's ioctl on a socket made there.
+// False also where that namespace is not found.
+bool
+gro_on(const char *ifname, int nsid) noexcept
+{
+    Fd fd;
+    if (nsid < 0) {
+        fd = Fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    } else {
+        Fd ns(open_netns(nsid));
+        fd = Fd(ns ? socket_in(ns.get()) : -1);
+    }
     ethtool_value v = {ETHTOOL_GGRO, 0};
     ifreq ifr = {};
     std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
@@ -289,7 +435,7 @@ veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept
         std::snprintf(why, whylen, "its veth peer is down");
         return false;
     }
-    if (peer.xdp_native || (dev.peer_nsid < 0 && gro_on(peer.name))) {
+    if (peer.xdp_native || gro_on(peer.name, dev.peer_nsid)) {
         if (whylen) {
             why[0] = '\0';
         }
@@ -298,8 +444,8 @@ veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept
     std::snprintf(why, whylen, "its driver takes no XDP frames now (a veth "
                   "takes them only while its peer has an XDP program or GRO "
                   "on%s)", dev.peer_nsid < 0 ? ""
-                  : "; before Linux 6.3 GRO counts only for a peer in this "
-                    "namespace: the kernel tells no other's");
+                  : "; before Linux 6.3 the peer's GRO is read in its "
+                    "namespace, found in /run/netns or a process's");
     return false;
 }
 

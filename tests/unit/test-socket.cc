@@ -53,6 +53,8 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -2763,6 +2765,79 @@ TEST_F(FastPathDev, AVethsPeerSaysWhatTheKernelsXdpFeaturesSay)
     agree("GRO on the peer", true);
     ASSERT_EQ(run_ethtool("-K " + std::string(net_.b()) + " gro off"), 0);
     agree("GRO off again", false);
+}
+
+// A veth's peer in another namespace: before Linux 6.3 the core reads
+// its GRO there, in a namespace `ip netns` named or in one that only a
+// process holds (a container's), and says what xdp-features says.
+TEST_F(FastPathDev, AVethsPeerInAnotherNamespaceHasItsGroReadThere)
+{
+    if (std::system("command -v ethtool >/dev/null && "
+                    "command -v nsenter >/dev/null")) {
+        GTEST_SKIP() << "needs ethtool and nsenter";
+    }
+    const std::string tag = std::to_string(getpid() % 100000);
+    SecondPair pair("fpn" + tag, "fpm" + tag);
+    ASSERT_EQ(pair.error, "");
+    const int c = int(if_nametoindex(pair.c.c_str()));
+    uint64_t features;
+    const bool kernel_says = afxdp::netdev_dev_attr(
+        c, afxdp::kNetdevAttrXdpFeatures, &features) != -EOPNOTSUPP;
+    char why[256], why_kernel[256];
+    auto expect = [&](const char *state, bool want) {
+        EXPECT_EQ(afxdp::veth_peer_takes_xdp(c, why, sizeof why), want)
+            << state << ": " << why;
+        if (kernel_says) {
+            EXPECT_EQ(afxdp_xdp_target_ok(c, why_kernel, sizeof why_kernel),
+                      want) << state << " (xdp-features): " << why_kernel;
+        }
+    };
+    auto in_ns = [&](const std::string &enter, const std::string &cmd) {
+        return std::system((enter + " " + cmd + " >/dev/null 2>&1").c_str());
+    };
+
+    // A named namespace.
+    const std::string ns = "afxdp-ut-" + tag;
+    ASSERT_EQ(afxdp_test::run_ip("netns add " + ns), "");
+    const std::string named = "ip netns exec " + ns;
+    ASSERT_EQ(afxdp_test::run_ip("link set " + pair.d + " netns " + ns), "");
+    ASSERT_EQ(in_ns(named, "ip link set " + pair.d + " up"), 0);
+    expect("GRO off, in a named namespace", false);
+    EXPECT_NE(std::string(why).find("namespace"), std::string::npos) << why;
+    ASSERT_EQ(in_ns(named, "ethtool -K " + pair.d + " gro on"), 0);
+    expect("GRO on, in a named namespace", true);
+
+    // One only a process holds.
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        char ok = !unshare(CLONE_NEWNET);
+        (void) !write(ready[1], &ok, 1);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char ok = 0;
+    (void) !read(ready[0], &ok, 1);
+    close(ready[0]);
+    const std::string held = "nsenter -t " + std::to_string(child) + " -n";
+    if (ok) {
+        EXPECT_EQ(in_ns(named, "ip link set " + pair.d + " netns "
+                               + std::to_string(child)), 0);
+        EXPECT_EQ(in_ns(held, "ip link set " + pair.d + " up"), 0);
+        expect("GRO still on, in a process's namespace", true);
+        EXPECT_EQ(in_ns(held, "ethtool -K " + pair.d + " gro off"), 0);
+        expect("GRO off, in a process's namespace", false);
+        EXPECT_EQ(in_ns(held, "ethtool -K " + pair.d + " gro on"), 0);
+        expect("GRO on again", true);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    afxdp_test::run_ip("netns del " + ns);
+    afxdp_test::run_ip("link del " + pair.c);   // Gone with d's namespace.
+    ASSERT_TRUE(ok) << "unshare(CLONE_NEWNET) failed";
 }
 
 TEST_P(FastPathMode, RedirectsToAnotherInterfaceInXdp)
