@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,7 +20,6 @@
 #include <linux/sockios.h>
 #include <mutex>
 #include <net/if.h>
-#include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fd.hh"
+#include "log.hh"
 
 namespace afxdp {
 namespace {
@@ -274,31 +275,29 @@ netns_id(int nsfd) noexcept
     return attr_get<int32_t>(find_attr(p, end, NETNSA_NSID), -1);
 }
 
-// A datagram socket in the namespace file 'nsfd' names, made by a thread
-// of its own that enters it (setns() moves only the calling thread, and
-// a socket stays in the namespace it was made in): -1 if that fails (no
-// CAP_SYS_ADMIN).  The thread ends with the call: the caller's stays
-// where it was, whatever happens.
+// A datagram socket in the namespace file 'nsfd' names: the calling
+// thread enters it for the socket() call and goes back to its own
+// (setns() moves only the calling thread, and a socket stays in the
+// namespace it was made in).  -1 if entering fails (no CAP_SYS_ADMIN).
+// Not a thread of its own for it: on a loaded machine waiting for one to
+// run cost up to 40 ms a check, ten checks a second per target, and
+// stalled OVS's revalidator.  A thread that cannot go back aborts, as it
+// would otherwise go on in another namespace.
 int
 socket_in(int nsfd) noexcept
 {
-    struct Job {
-        int nsfd;
-        int sock = -1;
-    } job = {nsfd};
-    auto enter = [](void *arg) -> void * {
-        Job *j = static_cast<Job *>(arg);
-        if (!setns(j->nsfd, CLONE_NEWNET)) {
-            j->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        }
-        return nullptr;
-    };
-    pthread_t thread;
-    if (pthread_create(&thread, nullptr, enter, &job)) {
+    Fd self(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    if (!self || setns(nsfd, CLONE_NEWNET)) {
         return -1;
     }
-    pthread_join(thread, nullptr);
-    return job.sock;
+    int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (setns(self.get(), CLONE_NEWNET)) {
+        log(AFXDP_LOG_ERR, "cannot go back to this thread's network "
+            "namespace after asking another's about a veth peer: %s",
+            std::strerror(errno));
+        std::abort();
+    }
+    return sock;
 }
 
 // Namespace 'nsid''s file, opened, if 'path' names it: else -1.
