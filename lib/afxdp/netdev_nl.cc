@@ -25,7 +25,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <vector>
+#include <time.h>
+#include <utility>
 
 #include "fd.hh"
 #include "log.hh"
@@ -243,8 +244,8 @@ rtnl_link(int ifindex, int nsid, Link *out) noexcept
 }
 
 // The id this namespace gives the namespace file 'nsfd' names
-// (RTM_GETNSID): -1 if it gives none (this namespace itself, one it has
-// no device linked to) or on error.
+// (RTM_GETNSID): -1 if it has assigned it none (this namespace itself,
+// one no device of ours was ever linked to) or on error.
 int
 netns_id(int nsfd) noexcept
 {
@@ -300,91 +301,186 @@ socket_in(int nsfd) noexcept
     return sock;
 }
 
-// Namespace 'nsid''s file, opened, if 'path' names it: else -1.
+// Namespace 'nsid''s file, opened, if 'path' names it: else -1.  Only a
+// regular file (what a namespace's file looks like) is opened, and
+// without blocking: a FIFO left in /run/netns would hang the caller.
 int
 open_if_netns(const char *path, int nsid) noexcept
 {
-    Fd ns(open(path, O_RDONLY | O_CLOEXEC));
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+        return -1;
+    }
+    Fd ns(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     return ns && netns_id(ns.get()) == nsid ? ns.release() : -1;
 }
 
-// The file of the namespace this one knows by 'nsid', opened: among the
-// namespaces `ip netns` names (/run/netns) first, then those of running
-// processes (/proc/PID/ns/net, each namespace asked once); -1 if none
-// is found.  The path last found is tried first, so that a check every
-// 100 ms does not walk /proc each time.
-int
-open_netns(int nsid) noexcept
-{
-    static std::mutex mutex;
-    static char last[PATH_MAX];
+// Where each namespace the core looked for was found, or when it was
+// not: so that the checks, every 100 ms for each target, do not walk
+// /proc each time, whatever the number of peers' namespaces.
+class NetnsPaths {
+public:
+    // 'nsid''s file, opened from the path it was found at: -1 if it
+    // moved (-EAGAIN in '*err': walk again) or was not found lately
+    // (-ENOENT).
+    int open_known(int nsid, int *err) noexcept
     {
-        std::lock_guard<std::mutex> lock(mutex);
-        int fd = last[0] ? open_if_netns(last, nsid) : -1;
-        if (fd >= 0) {
-            return fd;
+        std::lock_guard<std::mutex> lock(mutex_);
+        Entry *e = find(nsid);
+        if (e && e->path[0]) {
+            int fd = open_if_netns(e->path, nsid);
+            if (fd >= 0) {
+                return fd;
+            }
+            e->path[0] = '\0';
+        } else if (e && now_ms() < e->retry_ms) {
+            *err = -ENOENT;
+            return -1;
         }
-    }
-    struct stat self;
-    if (stat("/proc/self/ns/net", &self)) {
+        *err = -EAGAIN;
         return -1;
     }
-    std::vector<ino_t> asked = {self.st_ino};
+
+    // Remembers where 'nsid' was found, or ('path' null) that it was not:
+    // looked for again after kRetryMs.
+    void note(int nsid, const char *path) noexcept
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        Entry *e = find(nsid);
+        if (!e) {
+            e = &entries_[next_++ % kEntries];
+            e->nsid = nsid;
+        }
+        e->retry_ms = path ? 0 : now_ms() + kRetryMs;
+        if (!path || std::snprintf(e->path, sizeof e->path, "%s", path)
+                     >= int(sizeof e->path)) {
+            e->path[0] = '\0';
+        }
+    }
+
+private:
+    static constexpr int kEntries = 32;
+    static constexpr long long kRetryMs = 5000;
+    struct Entry {
+        int nsid = -1;
+        char path[128] = "";
+        long long retry_ms = 0;
+    };
+
+    Entry *find(int nsid) noexcept
+    {
+        for (Entry &e : entries_) {
+            if (e.nsid == nsid) {
+                return &e;
+            }
+        }
+        return nullptr;
+    }
+
+    static long long now_ms() noexcept
+    {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+    }
+
+    std::mutex mutex_;
+    Entry entries_[kEntries];
+    unsigned next_ = 0;
+};
+
+NetnsPaths netns_paths;
+
+// The file of the namespace this one knows by 'nsid', opened: among the
+// namespaces `ip netns` names (/run/netns) first, then those of running
+// processes (/proc/PID/ns/net, each namespace asked once), or where it
+// was found before.  -1 with -errno in '*err' if none is found: -ENOENT,
+// also for 5 s after a walk that found none.
+int
+open_netns(int nsid, int *err) noexcept
+{
+    int fd = netns_paths.open_known(nsid, err);
+    if (fd >= 0 || *err != -EAGAIN) {
+        return fd;
+    }
+    struct stat self;
+    if (stat("/proc/thread-self/ns/net", &self)) {
+        *err = -errno;
+        return -1;
+    }
+    // Namespaces are told apart by device and inode: 64 asked at most.
+    std::pair<dev_t, ino_t> asked[64] = {{self.st_dev, self.st_ino}};
+    size_t n_asked = 1;
     char path[PATH_MAX];
-    int fd = -1;
     for (const char *dir : {"/run/netns", "/proc"}) {
         DIR *d = opendir(dir);
         if (!d) {
             continue;
         }
         const bool procs = dir[1] == 'p';
-        while (fd < 0) {
+        while (fd < 0 && n_asked < 64) {
             const dirent *e = readdir(d);
             if (!e) {
                 break;
             }
-            if (e->d_name[0] == '.' || (procs && !std::isdigit(e->d_name[0]))) {
+            if (e->d_name[0] == '.'
+                || (procs && !std::isdigit((unsigned char) e->d_name[0]))) {
                 continue;
             }
             std::snprintf(path, sizeof path, procs ? "%s/%s/ns/net" : "%s/%s",
                           dir, e->d_name);
             struct stat st;
             if (stat(path, &st)
-                || std::find(asked.begin(), asked.end(), st.st_ino)
-                   != asked.end()) {
+                || std::find(asked, asked + n_asked,
+                             std::make_pair(st.st_dev, st.st_ino))
+                   != asked + n_asked) {
                 continue;
             }
-            asked.push_back(st.st_ino);
+            asked[n_asked++] = {st.st_dev, st.st_ino};
             fd = open_if_netns(path, nsid);
         }
         closedir(d);
         if (fd >= 0) {
-            std::lock_guard<std::mutex> lock(mutex);
-            std::snprintf(last, sizeof last, "%s", path);
+            netns_paths.note(nsid, path);
             return fd;
         }
     }
+    netns_paths.note(nsid, nullptr);
+    *err = -ENOENT;
     return -1;
 }
 
 // Whether GRO is on for 'ifname' of the namespace this one knows by
-// 'nsid' (-1: this one), with ethtool's ioctl on a socket made there.
-// False also where that namespace is not found.
-bool
-gro_on(const char *ifname, int nsid) noexcept
+// 'nsid' (-1: this one), with ethtool's ioctl on a socket made there,
+// into '*on': 0, or -errno if it could not be asked (-ENOENT: the
+// namespace was not found; -EPERM: it could not be entered).
+int
+gro_on(const char *ifname, int nsid, bool *on) noexcept
 {
     Fd fd;
+    *on = false;
     if (nsid < 0) {
         fd = Fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     } else {
-        Fd ns(open_netns(nsid));
-        fd = Fd(ns ? socket_in(ns.get()) : -1);
+        int err = 0;
+        Fd ns(open_netns(nsid, &err));
+        if (!ns) {
+            return err;
+        }
+        fd = Fd(socket_in(ns.get()));
+    }
+    if (!fd) {
+        return -errno;
     }
     ethtool_value v = {ETHTOOL_GGRO, 0};
     ifreq ifr = {};
     std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
     ifr.ifr_data = reinterpret_cast<char *>(&v);
-    return fd && !ioctl(fd.get(), SIOCETHTOOL, &ifr) && v.data;
+    if (ioctl(fd.get(), SIOCETHTOOL, &ifr)) {
+        return -errno;
+    }
+    *on = v.data;
+    return 0;
 }
 
 }  // namespace
@@ -434,11 +530,23 @@ veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept
         std::snprintf(why, whylen, "its veth peer is down");
         return false;
     }
-    if (peer.xdp_native || gro_on(peer.name, dev.peer_nsid)) {
+    bool gro = false;
+    err = peer.xdp_native ? 0 : gro_on(peer.name, dev.peer_nsid, &gro);
+    if (peer.xdp_native || gro) {
         if (whylen) {
             why[0] = '\0';
         }
         return true;
+    }
+    if (err) {
+        std::snprintf(why, whylen, "the kernel does not say whether the "
+                      "driver transmits XDP frames (Linux 6.3), and the veth "
+                      "peer's GRO could not be read: %s",
+                      err == -ENOENT ? "its network namespace was found "
+                                       "neither in /run/netns nor as a "
+                                       "process's"
+                                     : std::strerror(-err));
+        return false;
     }
     std::snprintf(why, whylen, "its driver takes no XDP frames now (a veth "
                   "takes them only while its peer has an XDP program or GRO "

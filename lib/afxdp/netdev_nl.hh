@@ -36,9 +36,13 @@ bool xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept;
 // while its peer is up with NAPI on, that is with an XDP program in
 // native mode or GRO on (veth_xdp_xmit() checks the peer's NAPI).
 // rtnetlink tells the peer's program in any namespace; ethtool tells
-// its GRO in its own namespace, which the thread enters for the question
-// (found among /run/netns and the processes' namespaces; needs
-// CAP_SYS_ADMIN).  Any other driver: the kernel cannot say, so false.
+// its GRO in its own namespace, which the thread enters for the question:
+// found among /run/netns and the processes' namespaces (so one visible
+// in OVS's mount and PID namespaces), where it was found before, and not
+// looked for again for 5 s after it was not.  Needs CAP_SYS_ADMIN (and
+// CAP_SYS_PTRACE for other users' processes); where the GRO cannot be
+// read, false with the reason.  Any other driver: the kernel cannot say,
+// so false.
 bool veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept;
 
 }  // namespace afxdp
