@@ -301,18 +301,16 @@ socket_in(int nsfd) noexcept
     return sock;
 }
 
-// Namespace 'nsid''s file, opened, if 'path' names it: else -1.  Only a
-// regular file (what a namespace's file looks like) is opened, and
-// without blocking: a FIFO left in /run/netns would hang the caller.
+// Namespace 'nsid''s file, opened, if 'path' names it: else -1.  Opened
+// without blocking (a FIFO left in /run/netns would hang the caller), and
+// kept only if a regular file, which a namespace's file is.
 int
 open_if_netns(const char *path, int nsid) noexcept
 {
-    struct stat st;
-    if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-        return -1;
-    }
     Fd ns(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    return ns && netns_id(ns.get()) == nsid ? ns.release() : -1;
+    struct stat st;
+    return ns && !fstat(ns.get(), &st) && S_ISREG(st.st_mode)
+           && netns_id(ns.get()) == nsid ? ns.release() : -1;
 }
 
 // Where each namespace the core looked for was found, or when it was
