@@ -27,6 +27,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <utility>
+#include <vector>
 
 #include "fd.hh"
 #include "log.hh"
@@ -406,9 +407,8 @@ open_netns(int nsid, int *err) noexcept
         *err = -errno;
         return -1;
     }
-    // Namespaces are told apart by device and inode: 64 asked at most.
-    std::pair<dev_t, ino_t> asked[64] = {{self.st_dev, self.st_ino}};
-    size_t n_asked = 1;
+    // Namespaces are told apart by device and inode; each asked once.
+    std::vector<std::pair<dev_t, ino_t>> asked = {{self.st_dev, self.st_ino}};
     char path[PATH_MAX];
     for (const char *dir : {"/run/netns", "/proc"}) {
         DIR *d = opendir(dir);
@@ -416,7 +416,7 @@ open_netns(int nsid, int *err) noexcept
             continue;
         }
         const bool procs = dir[1] == 'p';
-        while (fd < 0 && n_asked < 64) {
+        while (fd < 0) {
             const dirent *e = readdir(d);
             if (!e) {
                 break;
@@ -429,12 +429,12 @@ open_netns(int nsid, int *err) noexcept
                           dir, e->d_name);
             struct stat st;
             if (stat(path, &st)
-                || std::find(asked, asked + n_asked,
+                || std::find(asked.begin(), asked.end(),
                              std::make_pair(st.st_dev, st.st_ino))
-                   != asked + n_asked) {
+                   != asked.end()) {
                 continue;
             }
-            asked[n_asked++] = {st.st_dev, st.st_ino};
+            asked.emplace_back(st.st_dev, st.st_ino);
             fd = open_if_netns(path, nsid);
         }
         closedir(d);
