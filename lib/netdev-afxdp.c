@@ -18,14 +18,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/if_xdp.h>
+#include <net/if.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 
 #include "afxdp.h"
 #include "connectivity.h"
 #include "coverage.h"
 #include "dp-packet.h"
 #include "fatal-signal.h"
+#include "netnsid.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/hmap.h"
 #include "openvswitch/thread.h"
@@ -34,6 +37,7 @@
 #include "packets.h"
 #include "seq.h"
 #include "smap.h"
+#include "socket-util.h"
 #include "unixctl.h"
 #include "util.h"
 
@@ -119,6 +123,43 @@ core_log(enum afxdp_log_level level, const char *msg)
     VLOG(levels[level], "%s", msg);
 }
 
+/* netdev-linux takes a link notification for a device only once it knows
+ * which namespace the device is in.  It asks the kernel datapath's vport
+ * API, and assumes OVS's own namespace only when that API is missing.
+ * Where the openvswitch module is loaded (on any Debian kernel OVS's first
+ * probe loads it), a device that is no kernel vport gets ENODEV: its
+ * namespace stays unknown and every notification about it is ignored, so
+ * OVS sees neither its deletion nor a new one of its name nor its link
+ * going down (and asks the kernel again at each notification).  Our
+ * ports' sockets are bound in OVS's namespace: say so.  A deletion makes
+ * it unknown again; then what notifications went unheard meanwhile is
+ * read here from the kernel, as netdev-linux would have noted it. */
+static void
+afxdp_namespace_is_ours(const struct netdev *netdev)
+{
+    struct netdev_linux *dev = netdev_linux_cast(netdev);
+
+    ovs_mutex_lock(&dev->mutex);
+    if (netnsid_is_unset(dev->netnsid)) {
+        unsigned int flags = 0;
+        struct ifreq ifr;
+
+        netnsid_set_local(&dev->netnsid);
+        if (!af_inet_ifreq_ioctl(netdev_get_name(netdev), &ifr, SIOCGIFFLAGS,
+                                 "SIOCGIFFLAGS")) {
+            flags = (uint16_t) ifr.ifr_flags;
+        }
+        if ((dev->ifi_flags ^ flags) & IFF_RUNNING) {
+            dev->carrier_resets++;
+        }
+        dev->ifi_flags = flags;
+        dev->cache_valid = 0;
+        netdev_get_addrs_list_flush();
+        netdev_change_seq_changed(netdev);
+    }
+    ovs_mutex_unlock(&dev->mutex);
+}
+
 /* ------------------------------------------------------------------ */
 /* Options.                                                           */
 /* ------------------------------------------------------------------ */
@@ -144,6 +185,7 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
                                     afxdp_smap_lookup, args, &cfg, err,
                                     sizeof err);
     /* Before our lock: netdev-linux takes dev->mutex for it. */
+    afxdp_namespace_is_ours(netdev);
     int ifindex = netdev_get_ifindex(netdev);
 
     ovs_mutex_lock(&afxdp_ports_mutex);
@@ -546,6 +588,8 @@ netdev_afxdp_construct(struct netdev *netdev)
         return error;
     }
 
+    afxdp_namespace_is_ours(netdev);
+
     /* No queue may be used before the first reconfiguration. */
     netdev->n_rxq = 0;
     netdev->n_txq = 0;
@@ -797,6 +841,7 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
     /* Nothing tells us when another process detaches or replaces our XDP
      * program; the bridge asks for statistics every few seconds, so look
      * here, say it once, and make the bridge refresh the status. */
+    afxdp_namespace_is_ours(netdev);
     int ifindex = netdev_get_ifindex(netdev);
     ovs_mutex_lock(&afxdp_ports_mutex);
     struct afxdp_port *port = afxdp_port_lookup(netdev);
