@@ -376,27 +376,30 @@ set_ip_from_ovs(const struct nlattr *key, struct afxdp_flow_action *a)
     }
 }
 
-/* A set or masked set of TCP's or UDP's ports, as afxdp_flow_action's
- * set_l4 says odp-execute.c makes it.  OVS sets both ports with an
- * unmasked set (its commit() drops a mask that is all ones), which
- * odp-execute.c carries out as a masked one with whole masks. */
+/* A set or masked set of TCP's, UDP's or SCTP's ports, as
+ * afxdp_flow_action's set_l4 says odp-execute.c makes it.  OVS sets both
+ * ports with an unmasked set (its commit() drops a mask that is all ones),
+ * which odp-execute.c carries out as a masked one with whole masks. */
 static void
 set_l4_from_ovs(const struct nlattr *key, bool masked,
                 struct afxdp_flow_action *a)
 {
-    /* struct ovs_key_tcp and ovs_key_udp: the same two ports. */
+    /* struct ovs_key_tcp, ovs_key_udp and ovs_key_sctp: the same two
+     * ports. */
     const ovs_be16 *v = nl_attr_get(key), *m = masked ? v + 2 : NULL;
 
     BUILD_ASSERT_DECL(sizeof(struct ovs_key_tcp) == 4);
     BUILD_ASSERT_DECL(sizeof(struct ovs_key_udp) == 4);
+    BUILD_ASSERT_DECL(sizeof(struct ovs_key_sctp) == 4);
     if (nl_attr_get_size(key) != (masked ? 2 : 1) * 4) {
         a->type = AFXDP_ACTION_OTHER;
         a->other = "a malformed set action";
         return;
     }
     a->type = AFXDP_ACTION_SET_L4;
-    a->set_l4.proto = nl_attr_type(key) == OVS_KEY_ATTR_TCP ? IPPROTO_TCP
-                                                            : IPPROTO_UDP;
+    a->set_l4.proto = (nl_attr_type(key) == OVS_KEY_ATTR_TCP ? IPPROTO_TCP
+                       : nl_attr_type(key) == OVS_KEY_ATTR_UDP ? IPPROTO_UDP
+                       : IPPROTO_SCTP);
     a->set_l4.src = (OVS_FORCE uint16_t) v[0];
     a->set_l4.dst = (OVS_FORCE uint16_t) v[1];
     a->set_l4.src_mask = m ? (OVS_FORCE uint16_t) m[0] : 0xffff;
@@ -426,7 +429,8 @@ set_from_ovs(const struct nlattr *set, bool masked,
         return;
     }
     if (nl_attr_type(key) == OVS_KEY_ATTR_TCP
-        || nl_attr_type(key) == OVS_KEY_ATTR_UDP) {
+        || nl_attr_type(key) == OVS_KEY_ATTR_UDP
+        || nl_attr_type(key) == OVS_KEY_ATTR_SCTP) {
         set_l4_from_ovs(key, masked, a);
         return;
     }

@@ -652,13 +652,14 @@ struct afxdp_flow_action {
             uint32_t label, label_mask;   /* IPv6, network byte order: the
                                            * low 20 bits. */
         } set_ip;
-        /* OVS's masked set of tcp(src,dst) or udp(src,dst): each port as
-         * value | (old & ~mask), the L4 checksum updated for each port
-         * that changes (a UDP checksum of 0 left 0, one that becomes 0
-         * written 0xffff), where the packet has an L4 header OVS's
-         * checks pass. */
+        /* OVS's masked set of tcp(src,dst), udp(src,dst) or
+         * sctp(src,dst): each port as value | (old & ~mask), the L4
+         * checksum updated for each port that changes (a UDP checksum of
+         * 0 left 0, one that becomes 0 written 0xffff; SCTP's CRC32c
+         * changed by as much as the packet's, a wrong one staying
+         * wrong), where the packet has an L4 header OVS's checks pass. */
         struct {
-            uint8_t proto;        /* 6 (TCP) or 17 (UDP). */
+            uint8_t proto;        /* 6 (TCP), 17 (UDP) or 132 (SCTP). */
             uint16_t src, src_mask;  /* Network byte order. */
             uint16_t dst, dst_mask;  /* Network byte order. */
         } set_l4;

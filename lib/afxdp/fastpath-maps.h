@@ -149,7 +149,8 @@ struct afxdp_fp_action {
                                     * addresses are rewritten. */
     uint8_t set_ip;                /* 0, or 4 or 6: the IP header's
                                     * fields below are rewritten. */
-    uint8_t set_l4;                /* 0, or 6 (TCP) or 17 (UDP). */
+    uint8_t set_l4;                /* 0, or 6 (TCP), 17 (UDP) or 132
+                                    * (SCTP). */
     uint8_t pad0[3];               /* Zero. */
     uint16_t tpid;                 /* Network byte order, as written. */
     uint16_t tci;                  /* Network byte order, without CFI. */

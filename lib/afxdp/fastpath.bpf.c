@@ -1083,6 +1083,111 @@ set_port(__u8 *port, __u16 value, __u16 mask, __u16 *csum)
     }
 }
 
+/* SCTP's checksum is CRC32c, the reflected CRC with polynomial 0x1EDC6F41
+ * (0x82F63B78 bit-reversed), over the whole SCTP packet.  OVS sets ports
+ * by computing it over the packet before and after, with the checksum
+ * field zeroed, and xoring both into the field: a wrong checksum stays
+ * wrong by as much.  A CRC's constant parts cancel in such a xor, so it
+ * is the CRC with no initial or final value of the two packets' xor: the
+ * 4 bytes of ports that changed, then n zero bytes (the rest of the
+ * packet), which is the CRC of those 4 bytes multiplied by x^(8n) modulo
+ * the polynomial.  Here polynomials over GF(2) are 32-bit words in the
+ * reflected order: bit 31 is x^0, bit 0 is x^31. */
+#define CRC32C_POLY 0x82F63B78u
+
+/* All ones if bit 0 of 'x' is set, else 0, with no branch: through the
+ * empty asm clang knows nothing of the bit, and cannot turn a mask made
+ * of it into a jump (BPF has no conditional move), where the verifier
+ * would follow each way with the word's value known: 2 ways a bit, 32
+ * bits a step of the CRC. */
+static __always_inline __u32
+bit0_mask(__u32 x)
+{
+    __u32 bit = x & 1;
+    asm volatile("" : "+r"(bit));
+    return -bit;
+}
+
+/* a(x) * b(x) mod P: b(x) * x^i added for each term x^i of a, lowest
+ * first, b multiplied by x on the way (a shift to the right, the
+ * polynomial subtracted for the term that would reach x^32). */
+static __always_inline __u32
+crc32c_mulmod(__u32 a, __u32 b)
+{
+    __u32 p = 0;
+#pragma clang loop unroll(disable)
+    for (int i = 0; i < 32; i++) {
+        p ^= b & bit0_mask(a >> (31 - i));
+        b = (b >> 1) ^ (CRC32C_POLY & bit0_mask(b));
+    }
+    return p;
+}
+
+/* What the xor of the 4 bytes 'd' (in packet order, the first in the low
+ * byte) followed by 'n' zero bytes adds to a CRC32c: the bytes shifted
+ * through the register one bit at a time, then x^(8n) by squaring.
+ *
+ * A global function, which the verifier checks once: inlined in
+ * fp_rewrite(), its loop was checked again on each way through it, past
+ * the verifier's million instructions. */
+__attribute__((noinline)) __u32
+crc32c_delta(__u32 d, __u32 n)
+{
+    __u32 r = 0x80000000u;          /* x^0 */
+    __u32 x8 = 0x80000000u >> 8;    /* x^8: one zero byte */
+#pragma clang loop unroll(disable)
+    for (int i = 0; i < 32; i++) {
+        d = (d >> 1) ^ (CRC32C_POLY & bit0_mask(d));
+    }
+    /* n < 2^16: an L4 size from a 16-bit IP length.  No branch on n's
+     * bits (r times x8 or times 1): the verifier would follow each way
+     * with r's value known, 2^16 of them. */
+    for (int i = 0; i < 16 && n; i++) {
+        const __u32 take = bit0_mask(n);
+        r = crc32c_mulmod(r, (x8 & take) | (0x80000000u & ~take));
+        x8 = crc32c_mulmod(x8, x8);
+        n >>= 1;
+    }
+    return crc32c_mulmod(d, r);
+}
+
+/* 4 bytes at 'p' as a word with the first in the low byte, whatever the
+ * machine's order. */
+static __always_inline __u32
+load_le32(const __u8 *p)
+{
+    return p[0] | (__u32) p[1] << 8 | (__u32) p[2] << 16
+           | (__u32) p[3] << 24;
+}
+
+/* The flow's set of SCTP ports on the header at 'l4' of 'l4_size' bytes
+ * (packet_set_sctp_port() where OVS sees 12 bytes of it), the checksum
+ * changed as OVS changes it (see crc32c_delta()).  0, or -1 with the
+ * packet as it was. */
+static __always_inline int
+rewrite_sctp(__u8 *l4, __u32 l4_size, const void *end,
+             const struct afxdp_fp_action *a)
+{
+    if (l4_size < 12) {
+        return 0;
+    }
+    if (!HAVE(l4, 12, end)) {
+        return -1;
+    }
+    const __u32 before = load_le32(l4);
+    set_port(l4, a->tp_src, a->tp_src_mask, 0);
+    set_port(l4 + 2, a->tp_dst, a->tp_dst_mask, 0);
+    const __u32 d = before ^ load_le32(l4);
+    if (d) {
+        const __u32 csum = load_le32(l4 + 8) ^ crc32c_delta(d, l4_size - 4);
+        l4[8] = csum;
+        l4[9] = csum >> 8;
+        l4[10] = csum >> 16;
+        l4[11] = csum >> 24;
+    }
+    return 0;
+}
+
 /* The flow's set of TCP or UDP ports on the L4 header behind the IP
  * header at 'nh' (one the parser passed: PARSED_IP, so no IPv4 options or
  * IPv6 extension headers; the match pinned the protocol and ruled out a
@@ -1100,6 +1205,9 @@ rewrite_l4(__u8 *nh, const void *end, int ipv6,
     __u8 *l4 = l4_header(nh, end, ipv6, &l4_size);
     if (!l4) {
         return -1;
+    }
+    if (a->set_l4 == IPPROTO_SCTP) {
+        return rewrite_sctp(l4, l4_size, end, a);
     }
     if (a->set_l4 == IPPROTO_TCP) {
         if (l4_size < 20) {

@@ -258,7 +258,7 @@ translate(const afxdp_flow_match &match, const afxdp_flow_action *actions,
             // fragment (OVS takes one's payload for the header).
             const uint8_t proto = a.set_l4.proto;
             const uint16_t type = pinned_dl_type(match);
-            if ((proto != 6 && proto != 17)
+            if ((proto != 6 && proto != 17 && proto != 132)
                 || (type != 0x0800 && type != 0x86dd)
                 || match.mask.nw_proto != 0xff
                 || match.key.nw_proto != proto) {
@@ -641,7 +641,8 @@ describe_set_ip(const XdpFlow &f)
 std::string
 describe_set_l4(const XdpFlow &f)
 {
-    std::string out = f.set_l4 == 6 ? ",set_tcp(" : ",set_udp(";
+    std::string out = f.set_l4 == 6 ? ",set_tcp("
+                      : f.set_l4 == 17 ? ",set_udp(" : ",set_sctp(";
     const struct {
         const char *name;
         uint16_t value, mask;

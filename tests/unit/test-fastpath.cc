@@ -706,8 +706,58 @@ ovs_set_port(Bytes &p, size_t at, uint16_t port, size_t csum)
     }
 }
 
-// OVS's odp_set_tcp() and odp_set_udp() (lib/odp-execute.c) for the ports
-// a flow's set_l4 holds, behind the IP header at 'l3'.
+// CRC32c as OVS's crc32c() (lib/crc32c.c) computes it, bit by bit here
+// (the XDP program computes only what a change of ports adds to it): the
+// reflected CRC of polynomial 0x1EDC6F41, initial and final value all
+// ones.  The word is what OVS stores: its bytes, low first, are the
+// packet's.
+uint32_t
+crc32c(const uint8_t *data, size_t size)
+{
+    uint32_t crc = 0xffffffff;
+    for (size_t i = 0; i < size; i++) {
+        crc ^= data[i];
+        for (int bit = 0; bit < 8; bit++) {
+            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+uint32_t
+get_le32(const uint8_t *p)
+{
+    return p[0] | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16
+           | uint32_t(p[3]) << 24;
+}
+
+void
+put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) {
+        p[i] = uint8_t(v >> (8 * i));
+    }
+}
+
+// OVS's packet_set_sctp_port(): the ports of the SCTP packet at 'l4', of
+// 'size' bytes, and its checksum xored with the CRC32c of the packet,
+// checksum zeroed, before and after.
+void
+ovs_set_sctp_ports(Bytes &p, size_t l4, size_t size, uint16_t src,
+                   uint16_t dst)
+{
+    const uint32_t old_csum = get_le32(&p[l4 + 8]);
+    put_le32(&p[l4 + 8], 0);
+    const uint32_t old_correct = crc32c(&p[l4], size);
+    std::memcpy(&p[l4], &src, 2);
+    std::memcpy(&p[l4 + 2], &dst, 2);
+    const uint32_t new_csum = crc32c(&p[l4], size);
+    put_le32(&p[l4 + 8], old_csum ^ old_correct ^ new_csum);
+}
+
+// OVS's odp_set_tcp(), odp_set_udp() and odp_set_sctp()
+// (lib/odp-execute.c) for the ports a flow's set_l4 holds, behind the IP
+// header at 'l3'.
 void
 ovs_set_l4(Bytes &p, size_t l3, const XdpFlow &f)
 {
@@ -721,7 +771,12 @@ ovs_set_l4(Bytes &p, size_t l3, const XdpFlow &f)
         src = uint16_t(f.tp_src | (src & ~f.tp_src_mask));
         dst = uint16_t(f.tp_dst | (dst & ~f.tp_dst_mask));
     }
-    if (f.set_l4 == IPPROTO_TCP) {
+    if (f.set_l4 == IPPROTO_SCTP) {
+        // dp_packet_get_sctp_payload(): SCTP_HEADER_LEN.
+        if (size >= 12) {
+            ovs_set_sctp_ports(p, l4, size, src, dst);
+        }
+    } else if (f.set_l4 == IPPROTO_TCP) {
         // dp_packet_get_tcp_payload(): a header whose offset fits.
         const size_t hdr = size >= 20 ? (p[l4 + 12] >> 4) * 4u : 0;
         if (size >= 20 && hdr >= 20 && hdr <= size) {
@@ -1544,19 +1599,24 @@ l4_sum(const Bytes &p, size_t l3)
     return fold(sum_bytes(&p[l4], size, sum));
 }
 
-// 'p' with right IP header and TCP, UDP or ICMPv6 checksums.
+// 'p' with right IP header and TCP, UDP, ICMPv6 or SCTP checksums.
 Bytes
 with_checksums(Bytes p, size_t l3)
 {
     size_t size;
     const size_t l4 = ovs_l4_ofs(p, l3, &size);
     const uint8_t proto = p[l3 + (l4 - l3 == 40 ? 6 : 9)];
-    const size_t at = l4 + (proto == IPPROTO_TCP ? 16
-                            : proto == IPPROTO_ICMPV6 ? 2 : 6);
-    p[at] = p[at + 1] = 0;
-    const uint16_t c = l4_sum(p, l3);
-    p[at] = uint8_t(c >> 8);
-    p[at + 1] = uint8_t(c);
+    if (proto == IPPROTO_SCTP) {
+        put_le32(&p[l4 + 8], 0);
+        put_le32(&p[l4 + 8], crc32c(&p[l4], size));
+    } else {
+        const size_t at = l4 + (proto == IPPROTO_TCP ? 16
+                                : proto == IPPROTO_ICMPV6 ? 2 : 6);
+        p[at] = p[at + 1] = 0;
+        const uint16_t c = l4_sum(p, l3);
+        p[at] = uint8_t(c >> 8);
+        p[at + 1] = uint8_t(c);
+    }
     if (l4 - l3 == 20) {
         p[l3 + 10] = p[l3 + 11] = 0;
         const uint16_t h = ipv4_header_sum(p, l3);
@@ -1828,10 +1888,115 @@ TEST_F(FastPathLookup, Ipv6AddressesAndLabelAreSetAsOvsSetsThem)
     ASSERT_EQ(fp_.del(ufid(n)), 0);
 }
 
+// An SCTP packet, IPv4 or IPv6, tagged or not, its payload 'extra' more
+// bytes past the common header (pseudo-random: 'seed'), its checksum
+// right, its IP header's length saying so, and 'pad' bytes of Ethernet
+// padding that OVS does not count.
+Bytes
+sctp_packet(bool v6, int vid, size_t extra, uint32_t seed, size_t pad = 0)
+{
+    Bytes p = v6 ? ipv6(IPPROTO_SCTP, vid) : ipv4(IPPROTO_SCTP, vid);
+    const size_t l3 = vid < 0 ? 14 : 18;
+    std::mt19937 rng(seed);
+    for (size_t i = 0; i < extra; i++) {
+        p.push_back(uint8_t(rng()));
+    }
+    const size_t len = p.size() - l3 - (v6 ? 40 : 0);
+    p[l3 + (v6 ? 4 : 2)] = uint8_t(len >> 8);
+    p[l3 + (v6 ? 5 : 3)] = uint8_t(len);
+    p = with_checksums(p, l3);
+    p.resize(p.size() + pad, 0xee);
+    return p;
+}
+
+// Whether the SCTP packet behind the IP header at 'l3' has a right CRC32c.
+bool
+sctp_crc_right(const Bytes &p, size_t l3)
+{
+    size_t size;
+    const size_t l4 = ovs_l4_ofs(p, l3, &size);
+    Bytes seg(p.begin() + long(l4), p.begin() + long(l4 + size));
+    const uint32_t have = get_le32(&seg[8]);
+    put_le32(&seg[8], 0);
+    return crc32c(seg.data(), seg.size()) == have;
+}
+
+TEST_F(FastPathLookup, SctpPortsAreSetWithTheirChecksumAsOvsSetsThem)
+{
+    // OVS recomputes SCTP's CRC32c over the whole packet before and after
+    // it sets the ports; XDP adds what the change of ports alone adds,
+    // which depends on the packet's length: lengths from the bare header
+    // to a full frame's, IPv4 and IPv6, tagged or not, padded or not.  A
+    // right checksum stays right, a wrong one as wrong as OVS leaves it.
+    uint32_t n = 0;
+    int failures = 0;
+    for (size_t extra : {0, 1, 3, 4, 7, 52, 255, 256, 257, 1000, 1434}) {
+        for (int v6 = 0; v6 < 2; v6++) {
+            const int vid = extra % 2 ? 7 : -1;
+            const size_t l3 = vid < 0 ? 14 : 18;
+            Bytes pkt = sctp_packet(v6, vid, extra, uint32_t(extra),
+                                    extra == 0 ? 6 : 0);
+            if (v6 && extra > 1400) {
+                continue;   // Past 1514 bytes.
+            }
+            ASSERT_TRUE(sctp_crc_right(pkt, l3));
+            const std::string what = std::string(v6 ? "IPv6" : "IPv4")
+                                     + " SCTP, " + std::to_string(extra)
+                                     + " bytes of payload";
+            XdpFlow f = nat_flow(pkt, 0, 0, htons(36412), htons(2905));
+            ASSERT_EQ(f.set_l4, IPPROTO_SCTP);
+            ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+            failures += !behaves(pkt, what);
+            ProgRun r = run(pkt);
+            Bytes out(r.out.begin() + r.data, r.out.end());
+            EXPECT_TRUE(sctp_crc_right(out, l3)) << what;
+            EXPECT_EQ(out[l3 + (v6 ? 40 : 20) + 3], 2905 & 0xff) << what;
+            // A wrong checksum.
+            Bytes wrong = pkt;
+            wrong[l3 + (v6 ? 40 : 20) + 9] ^= 0x5a;
+            failures += !behaves(wrong, what + ", checksum wrong");
+            ASSERT_EQ(fp_.del(ufid(n)), 0);
+        }
+    }
+    EXPECT_EQ(failures, 0);
+
+    // One port under a mask, the other kept; ports that do not change
+    // (the checksum as it was, right or wrong).
+    Bytes pkt = sctp_packet(false, -1, 40, 9);
+    XdpFlow f = nat_flow(pkt, 0, 0, htons(0x1200), 0);
+    f.tp_src_mask = htons(0xff00);
+    ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+    EXPECT_TRUE(behaves(pkt, "masked source port"));
+    ASSERT_EQ(fp_.del(ufid(n)), 0);
+    uint16_t same_src, same_dst;
+    std::memcpy(&same_src, &pkt[34], 2);
+    std::memcpy(&same_dst, &pkt[36], 2);
+    pkt[14 + 20 + 10] ^= 1;
+    f = nat_flow(pkt, 0, 0, same_src, same_dst);
+    ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+    EXPECT_TRUE(behaves(pkt, "ports unchanged, checksum wrong"));
+    ProgRun r = run(pkt);
+    EXPECT_EQ(Bytes(r.out.begin() + r.data, r.out.end()), pkt);
+    ASSERT_EQ(fp_.del(ufid(n)), 0);
+
+    // Shorter than SCTP's 12-byte header by the IP length: OVS sets
+    // nothing (the address set, if any, still happens).
+    Bytes short_sctp = ipv4(IPPROTO_SCTP);
+    short_sctp[17] = 20 + 8;
+    short_sctp.resize(14 + 20 + 8);
+    short_sctp.resize(60, 0);
+    ASSERT_TRUE(reference(short_sctp).ip);
+    f = nat_flow(short_sctp, 0, inet_addr("192.0.2.1"), htons(1), htons(2));
+    ASSERT_EQ(fp_.put(ufid(++n), f), 0);
+    EXPECT_TRUE(behaves(short_sctp, "SCTP header past the IP length"));
+    ASSERT_EQ(fp_.del(ufid(n)), 0);
+}
+
 TEST_F(FastPathLookup, RandomAddressAndPortSetsFollowOvs)
 {
-    // Random TCP and UDP packets, IPv4 and IPv6, tagged or not, with
-    // random checksums (UDP's 0 among them), under random masked sets of
+    // Random TCP, UDP and SCTP packets (SCTP's of random lengths), IPv4
+    // and IPv6, tagged or not, with random checksums (UDP's 0 among
+    // them), under random masked sets of
     // addresses and ports and a VLAN change: byte for byte as OVS, which
     // sets the ports after the addresses or, half the time, before (the
     // program has one order for both: the order changes no byte).
@@ -1841,10 +2006,13 @@ TEST_F(FastPathLookup, RandomAddressAndPortSetsFollowOvs)
     int failures = 0, changed = 0;
     for (uint32_t i = 0; i < 1500 && failures < 3; i++) {
         const bool v6 = rng() % 3 == 0;
-        const uint8_t proto = rng() % 2 ? IPPROTO_TCP : IPPROTO_UDP;
+        const uint8_t protos[] = {IPPROTO_TCP, IPPROTO_UDP, IPPROTO_SCTP};
+        const uint8_t proto = protos[rng() % 3];
         const int vid = rng() % 2 ? int(rng() % 4095) : -1;
         const size_t l3 = vid < 0 ? 14 : 18;
-        Bytes pkt = v6 ? ipv6(proto, vid) : ipv4(proto, vid);
+        Bytes pkt = proto == IPPROTO_SCTP
+                    ? sctp_packet(v6, vid, rng() % 1200, uint32_t(rng()))
+                    : v6 ? ipv6(proto, vid) : ipv4(proto, vid);
         for (size_t at = l3 + (v6 ? 8 : 12); at < l3 + (v6 ? 40 : 20);
              at++) {
             pkt[at] = uint8_t(rng());     // Addresses.
@@ -1856,7 +2024,8 @@ TEST_F(FastPathLookup, RandomAddressAndPortSetsFollowOvs)
         if (rng() % 2) {
             pkt = with_checksums(pkt, l3);
         }
-        const size_t csum = l4 + (proto == IPPROTO_TCP ? 16 : 6);
+        const size_t csum = l4 + (proto == IPPROTO_TCP ? 16
+                                  : proto == IPPROTO_UDP ? 6 : 8);
         switch (rng() % 4) {
         case 0:
             pkt[csum] = pkt[csum + 1] = 0;
