@@ -1124,29 +1124,27 @@ crc32c_mulmod(__u32 a, __u32 b)
 }
 
 /* What the xor of the 4 bytes 'd' (in packet order, the first in the low
- * byte) followed by 'n' zero bytes adds to a CRC32c: the bytes shifted
- * through the register one bit at a time, then x^(8n) by squaring.
+ * byte, so the word is their polynomial) at the head of a packet of
+ * 'len' bytes, zero bytes after them, adds to its CRC32c: d times
+ * x^(8 len) modulo the polynomial, the power by squaring.  (The 4 bytes
+ * are themselves 32 shifts of the CRC register, x^32: 'len' counts them.)
  *
  * A global function, which the verifier checks once: inlined in
  * fp_rewrite(), its loop was checked again on each way through it, past
  * the verifier's million instructions. */
 __attribute__((noinline)) __u32
-crc32c_delta(__u32 d, __u32 n)
+crc32c_delta(__u32 d, __u32 len)
 {
     __u32 r = 0x80000000u;          /* x^0 */
-    __u32 x8 = 0x80000000u >> 8;    /* x^8: one zero byte */
-#pragma clang loop unroll(disable)
-    for (int i = 0; i < 32; i++) {
-        d = (d >> 1) ^ (CRC32C_POLY & bit0_mask(d));
-    }
-    /* n < 2^16: an L4 size from a 16-bit IP length.  No branch on n's
+    __u32 x8 = 0x80000000u >> 8;    /* x^8: one byte */
+    /* len < 2^16: an L4 size from a 16-bit IP length.  No branch on its
      * bits (r times x8 or times 1): the verifier would follow each way
      * with r's value known, 2^16 of them. */
-    for (int i = 0; i < 16 && n; i++) {
-        const __u32 take = bit0_mask(n);
+    for (int i = 0; i < 16 && len; i++) {
+        const __u32 take = bit0_mask(len);
         r = crc32c_mulmod(r, (x8 & take) | (0x80000000u & ~take));
         x8 = crc32c_mulmod(x8, x8);
-        n >>= 1;
+        len >>= 1;
     }
     return crc32c_mulmod(d, r);
 }
@@ -1179,7 +1177,7 @@ rewrite_sctp(__u8 *l4, __u32 l4_size, const void *end,
     set_port(l4 + 2, a->tp_dst, a->tp_dst_mask, 0);
     const __u32 d = before ^ load_le32(l4);
     if (d) {
-        const __u32 csum = load_le32(l4 + 8) ^ crc32c_delta(d, l4_size - 4);
+        const __u32 csum = load_le32(l4 + 8) ^ crc32c_delta(d, l4_size);
         l4[8] = csum;
         l4[9] = csum >> 8;
         l4[10] = csum >> 16;
