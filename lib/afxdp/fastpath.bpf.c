@@ -36,6 +36,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "afxdp.h"
+#include "crc32c-zeros.h"
 #include "fastpath-maps.h"
 
 #define PARSED 0
@@ -1126,27 +1127,21 @@ crc32c_mulmod(__u32 a, __u32 b)
 /* What the xor of the 4 bytes 'd' (in packet order, the first in the low
  * byte, so the word is their polynomial) at the head of a packet of
  * 'len' bytes, zero bytes after them, adds to its CRC32c: d times
- * x^(8 len) modulo the polynomial, the power by squaring.  (The 4 bytes
- * are themselves 32 shifts of the CRC register, x^32: 'len' counts them.)
+ * x^(8 len) modulo the polynomial, that power the product of two of the
+ * table's (crc32c-zeros.h).  (The 4 bytes are themselves 32 shifts of the
+ * CRC register, x^32: 'len' counts them.)  Two products of 32 steps;
+ * squaring, the power took up to 32 more.
  *
  * A global function, which the verifier checks once: inlined in
- * fp_rewrite(), its loop was checked again on each way through it, past
- * the verifier's million instructions. */
+ * fp_rewrite(), its loops were checked again on each way through it. */
 __attribute__((noinline)) __u32
 crc32c_delta(__u32 d, __u32 len)
 {
-    __u32 r = 0x80000000u;          /* x^0 */
-    __u32 x8 = 0x80000000u >> 8;    /* x^8: one byte */
-    /* len < 2^16: an L4 size from a 16-bit IP length.  No branch on its
-     * bits (r times x8 or times 1): the verifier would follow each way
-     * with r's value known, 2^16 of them. */
-    for (int i = 0; i < 16 && len; i++) {
-        const __u32 take = bit0_mask(len);
-        r = crc32c_mulmod(r, (x8 & take) | (0x80000000u & ~take));
-        x8 = crc32c_mulmod(x8, x8);
-        len >>= 1;
-    }
-    return crc32c_mulmod(d, r);
+    /* len < 2^16: an L4 size from a 16-bit IP length. */
+    const __u32 x8len = crc32c_mulmod(afxdp_crc32c_zeros[0][len & 0xff],
+                                      afxdp_crc32c_zeros[1][(len >> 8)
+                                                            & 0xff]);
+    return crc32c_mulmod(d, x8len);
 }
 
 /* 4 bytes at 'p' as a word with the first in the low byte, whatever the
@@ -1525,6 +1520,28 @@ afxdp_parse_test(struct xdp_md *ctx)
     struct stripped_tag none = {0, 0, 0};
     r->verdict = parse_key(data, end, packet_len(ctx, data, end), &none,
                            &r->key);
+    return XDP_PASS;
+}
+
+/* For the unit tests and `ovs-afxdp-pktgen cost`: crc32c_delta() of the
+ * word in the packet's first 4 bytes (first byte lowest) for the length
+ * in its next 2 (the same order), written over its bytes 8 to 11 (the
+ * same order). */
+SEC("xdp")
+int
+afxdp_crc32c_test(struct xdp_md *ctx)
+{
+    __u8 *p = (__u8 *) (long) ctx->data;
+    const void *end = (const void *) (long) ctx->data_end;
+
+    if (!HAVE(p, 12, end)) {
+        return XDP_ABORTED;
+    }
+    const __u32 r = crc32c_delta(load_le32(p), p[4] | (__u32) p[5] << 8);
+    p[8] = r;
+    p[9] = r >> 8;
+    p[10] = r >> 16;
+    p[11] = r >> 24;
     return XDP_PASS;
 }
 

@@ -2538,3 +2538,88 @@ TEST_F(FastPathLookup, WithHintsAnOffloadedTagIsThePacketsTag)
     EXPECT_GE(wait_for(AFXDP_FP_missed, missed + n), missed + n);
     EXPECT_EQ(counters()[AFXDP_FP_dropped], uint64_t(n));
 }
+
+// ---- The SCTP checksum's change, for every length. ----
+
+namespace {
+
+class FastPathCrc32c : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        const char *path = AFXDP_FASTPATH_BPF_OBJ;
+        if (access(path, R_OK)) {
+            GTEST_SKIP() << path << " is not there: `make` builds it "
+                         << "where configure found a clang that compiles "
+                         << "BPF programs (see its summary)";
+        }
+        if (geteuid()) {
+            GTEST_SKIP() << "not root: BPF programs cannot be loaded";
+        }
+        obj_ = bpf_object__open_file(path, nullptr);
+        ASSERT_TRUE(obj_ && !libbpf_get_error(obj_)) << path;
+        bpf_program *p;
+        bpf_object__for_each_program(p, obj_) {
+            bpf_program__set_autoload(
+                p, !std::strcmp(bpf_program__name(p), "afxdp_crc32c_test"));
+        }
+        ASSERT_EQ(bpf_object__load(obj_), 0) << "loading " << path;
+        prog_fd_ = bpf_program__fd(
+            bpf_object__find_program_by_name(obj_, "afxdp_crc32c_test"));
+        ASSERT_GE(prog_fd_, 0);
+    }
+    void TearDown() override { bpf_object__close(obj_); }
+
+    // The program's crc32c_delta(d, len) (in a frame of the least size
+    // the kernel runs a program on).
+    uint32_t delta(uint32_t d, uint16_t len)
+    {
+        Bytes in(14, 0), out(14, 0);
+        put_le32(&in[0], d);
+        in[4] = uint8_t(len);
+        in[5] = uint8_t(len >> 8);
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in.data(),
+                    .data_out = out.data(),
+                    .data_size_in = uint32_t(in.size()),
+                    .data_size_out = uint32_t(out.size()), .repeat = 1);
+        EXPECT_EQ(bpf_prog_test_run_opts(prog_fd_, &opts), 0);
+        EXPECT_EQ(opts.retval, uint32_t(XDP_PASS));
+        return get_le32(&out[8]);
+    }
+
+    bpf_object *obj_ = nullptr;
+    int prog_fd_ = -1;
+};
+
+}  // namespace
+
+// What xoring 4 bytes 'd' into the head of a packet of 'len' bytes does
+// to its CRC32c (the XDP program's change of an SCTP checksum when the
+// ports change) is the bitwise CRC, with no initial or final value, of
+// those 4 bytes and len - 4 zero bytes: checked for every length an IP
+// header can give, so every entry of both tables of powers is used.
+TEST_F(FastPathCrc32c, DeltaOfEveryLengthIsTheBitwiseCrc)
+{
+    for (uint32_t d : {0x00000001u, 0x80000000u, 0x2d0f9c41u, 0xffffffffu}) {
+        uint32_t reg = 0;
+        for (int i = 0; i < 4; i++) {
+            reg ^= uint8_t(d >> (8 * i));
+            for (int bit = 0; bit < 8; bit++) {
+                reg = (reg >> 1) ^ (0x82f63b78 & -(reg & 1));
+            }
+        }
+        size_t wrong = 0;
+        for (uint32_t len = 4; len < 65536; len++) {
+            const uint32_t got = delta(d, uint16_t(len));
+            if (got != reg && wrong++ < 5) {
+                ADD_FAILURE() << std::hex << "d 0x" << d << std::dec
+                              << ", " << len << " bytes: program "
+                              << std::hex << got << ", bitwise " << reg;
+            }
+            for (int bit = 0; bit < 8; bit++) {   // One more zero byte.
+                reg = (reg >> 1) ^ (0x82f63b78 & -(reg & 1));
+            }
+        }
+        EXPECT_EQ(wrong, 0u) << "d 0x" << std::hex << d;
+    }
+}
