@@ -3,6 +3,7 @@
 #include "netdev_nl.hh"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -481,6 +482,36 @@ gro_on(const char *ifname, int nsid, bool *on) noexcept
     return 0;
 }
 
+// The netdev family's id on netlink socket 'fd', or 0 if the kernel has
+// none (before Linux 6.3).  Asked once: where the family is, it is built
+// in, so the answer holds for the kernel's life; where it is not, each
+// question makes the kernel look for a module of that name, and run
+// modprobe for it (request_module()): a process for each check of a
+// redirect target, which the revalidators make as they dump the flows.
+// Under an emulated CPU each took over the socket's second, and a dump
+// of 11 flows 7 s, long enough for OVS to delete the flows that saw few
+// packets (should_revalidate()).  A kernel that has the family answers
+// from its table at once: a question that fails, or times out while the
+// kernel looks for a module, means none.
+uint16_t
+netdev_family(int fd) noexcept
+{
+    // 0: not asked yet; -1: none; else the id.  Two threads that ask at
+    // once get the same answer.
+    static std::atomic<int> known{0};
+    int v = known.load(std::memory_order_relaxed);
+    if (!v) {
+        uint16_t id = 0;
+        int err = genl_query(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
+                             CTRL_ATTR_FAMILY_NAME, kNetdevFamily,
+                             sizeof kNetdevFamily, CTRL_ATTR_FAMILY_ID, &id,
+                             sizeof id);
+        v = !err && id ? id : -1;
+        known.store(v, std::memory_order_relaxed);
+    }
+    return v > 0 ? uint16_t(v) : 0;
+}
+
 }  // namespace
 
 int
@@ -490,18 +521,15 @@ netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept
     if (!fd) {
         return -errno;
     }
-    uint16_t family = 0;
-    int err = genl_query(fd.get(), GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
-                         CTRL_ATTR_FAMILY_NAME, kNetdevFamily,
-                         sizeof kNetdevFamily, CTRL_ATTR_FAMILY_ID, &family,
-                         sizeof family);
-    if (err) {
+    const uint16_t family = netdev_family(fd.get());
+    if (!family) {
         return -EOPNOTSUPP;   // No netdev family: before Linux 6.3.
     }
     uint32_t ifi = uint32_t(ifindex);
     *value = 0;
-    err = genl_query(fd.get(), family, kNetdevCmdDevGet, kNetdevAttrIfindex,
-                     &ifi, sizeof ifi, attr, value, sizeof *value);
+    int err = genl_query(fd.get(), family, kNetdevCmdDevGet,
+                         kNetdevAttrIfindex, &ifi, sizeof ifi, attr, value,
+                         sizeof *value);
     return err == -ENOENT ? -EOPNOTSUPP : err;
 }
 
