@@ -1523,10 +1523,9 @@ afxdp_parse_test(struct xdp_md *ctx)
     return XDP_PASS;
 }
 
-/* For the unit tests and `ovs-afxdp-pktgen cost`: crc32c_delta() of the
- * word in the packet's first 4 bytes (first byte lowest) for the length
- * in its next 2 (the same order), written over its bytes 8 to 11 (the
- * same order). */
+/* For the unit tests: crc32c_delta() of the word in the packet's first 4
+ * bytes (first byte lowest) for the length in its next 2 (the same
+ * order), written over its bytes 8 to 11 (the same order). */
 SEC("xdp")
 int
 afxdp_crc32c_test(struct xdp_md *ctx)
