@@ -647,31 +647,26 @@ cost(int repeat)
         }
     }
     // The fastest round is the one least disturbed by the rest of the
-    // machine; the median says how steady the rounds were.
-    int64_t base = 0;
-    std::printf("%-46s %8s %8s %10s\n", "ns a packet", "fastest", "median",
-                "over bare");
-    for (Case &c : cases) {
-        std::sort(c.ns.begin(), c.ns.end());
-        if (&c == &cases[0]) {
-            base = c.ns[0];
+    // machine; the median says how steady the rounds were.  Each table's
+    // first case is its bare forwarder.
+    auto print = [](const char *title, Case *table, size_t n) {
+        std::printf("%-46s %8s %8s %10s\n", title, "fastest", "median",
+                    "over bare");
+        int64_t base = 0;
+        for (size_t i = 0; i < n; i++) {
+            Case &c = table[i];
+            std::sort(c.ns.begin(), c.ns.end());
+            base = i ? base : c.ns[0];
+            std::printf("%-46s %8lld %8lld %+10lld\n", c.name,
+                        (long long) c.ns[0],
+                        (long long) c.ns[c.ns.size() / 2],
+                        (long long) (c.ns[0] - base));
         }
-        std::printf("%-46s %8lld %8lld %+10lld\n", c.name,
-                    (long long) c.ns[0], (long long) c.ns[c.ns.size() / 2],
-                    (long long) (c.ns[0] - base));
-    }
-    std::printf("\n%-46s %8s %8s %10s\n",
-                "ns a fresh frame (a run each, timed alone)", "fastest",
-                "median", "over bare");
-    for (Case &c : fresh) {
-        std::sort(c.ns.begin(), c.ns.end());
-        if (&c == &fresh[0]) {
-            base = c.ns[0];
-        }
-        std::printf("%-46s %8lld %8lld %+10lld\n", c.name,
-                    (long long) c.ns[0], (long long) c.ns[c.ns.size() / 2],
-                    (long long) (c.ns[0] - base));
-    }
+    };
+    print("ns a packet", cases, sizeof cases / sizeof cases[0]);
+    std::printf("\n");
+    print("ns a fresh frame (a run each, timed alone)", fresh,
+          sizeof fresh / sizeof fresh[0]);
     close(bare);
     close(map);
     return 0;

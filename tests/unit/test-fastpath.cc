@@ -387,8 +387,12 @@ struct ParseResult {
     afxdp_flow_key key;
 };
 
-class FastPathParser : public ::testing::Test {
+// One of the object's test programs, loaded alone (the fast path with
+// hints would need a device): 'obj_' and 'prog_fd_'.
+class FastPathTestProgram : public ::testing::Test {
 protected:
+    explicit FastPathTestProgram(const char *name) : name_(name) {}
+
     void SetUp() override
     {
         const char *path = AFXDP_FASTPATH_BPF_OBJ;
@@ -402,21 +406,36 @@ protected:
         }
         obj_ = bpf_object__open_file(path, nullptr);
         ASSERT_TRUE(obj_ && !libbpf_get_error(obj_)) << path;
-        // The parser's program alone (the fast path with hints would need
-        // a device).
         bpf_program *p;
         bpf_object__for_each_program(p, obj_) {
-            bpf_program__set_autoload(
-                p, !std::strcmp(bpf_program__name(p), "afxdp_parse_test"));
+            bpf_program__set_autoload(p,
+                                      !std::strcmp(bpf_program__name(p), name_));
         }
         ASSERT_EQ(bpf_object__load(obj_), 0) << "loading " << path;
         prog_fd_ = bpf_program__fd(
-            bpf_object__find_program_by_name(obj_, "afxdp_parse_test"));
-        map_fd_ = bpf_map__fd(bpf_object__find_map_by_name(obj_, "parse_out"));
+            bpf_object__find_program_by_name(obj_, name_));
         ASSERT_GE(prog_fd_, 0);
-        ASSERT_GE(map_fd_, 0);
     }
     void TearDown() override { bpf_object__close(obj_); }
+
+    const char *name_;
+    bpf_object *obj_ = nullptr;
+    int prog_fd_ = -1;
+};
+
+class FastPathParser : public FastPathTestProgram {
+protected:
+    FastPathParser() : FastPathTestProgram("afxdp_parse_test") {}
+
+    void SetUp() override
+    {
+        FastPathTestProgram::SetUp();
+        if (IsSkipped() || HasFatalFailure()) {
+            return;
+        }
+        map_fd_ = bpf_map__fd(bpf_object__find_map_by_name(obj_, "parse_out"));
+        ASSERT_GE(map_fd_, 0);
+    }
 
     // The kernel's run of the parser over 'pkt'.
     ParseResult run(const Bytes &pkt)
@@ -458,8 +477,7 @@ protected:
         return true;
     }
 
-    bpf_object *obj_ = nullptr;
-    int prog_fd_ = -1, map_fd_ = -1;
+    int map_fd_ = -1;
 };
 
 }  // namespace
@@ -2543,32 +2561,9 @@ TEST_F(FastPathLookup, WithHintsAnOffloadedTagIsThePacketsTag)
 
 namespace {
 
-class FastPathCrc32c : public ::testing::Test {
+class FastPathCrc32c : public FastPathTestProgram {
 protected:
-    void SetUp() override
-    {
-        const char *path = AFXDP_FASTPATH_BPF_OBJ;
-        if (access(path, R_OK)) {
-            GTEST_SKIP() << path << " is not there: `make` builds it "
-                         << "where configure found a clang that compiles "
-                         << "BPF programs (see its summary)";
-        }
-        if (geteuid()) {
-            GTEST_SKIP() << "not root: BPF programs cannot be loaded";
-        }
-        obj_ = bpf_object__open_file(path, nullptr);
-        ASSERT_TRUE(obj_ && !libbpf_get_error(obj_)) << path;
-        bpf_program *p;
-        bpf_object__for_each_program(p, obj_) {
-            bpf_program__set_autoload(
-                p, !std::strcmp(bpf_program__name(p), "afxdp_crc32c_test"));
-        }
-        ASSERT_EQ(bpf_object__load(obj_), 0) << "loading " << path;
-        prog_fd_ = bpf_program__fd(
-            bpf_object__find_program_by_name(obj_, "afxdp_crc32c_test"));
-        ASSERT_GE(prog_fd_, 0);
-    }
-    void TearDown() override { bpf_object__close(obj_); }
+    FastPathCrc32c() : FastPathTestProgram("afxdp_crc32c_test") {}
 
     // The program's crc32c_delta(d, len) (in a frame of the least size
     // the kernel runs a program on).
@@ -2586,9 +2581,6 @@ protected:
         EXPECT_EQ(opts.retval, uint32_t(XDP_PASS));
         return get_le32(&out[8]);
     }
-
-    bpf_object *obj_ = nullptr;
-    int prog_fd_ = -1;
 };
 
 }  // namespace
