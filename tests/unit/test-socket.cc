@@ -2776,10 +2776,6 @@ TEST_F(FastPathDev, AVethsPeerSaysWhatTheKernelsXdpFeaturesSay)
 int
 genl_ask_family(const char *name)
 {
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-    if (fd < 0) {
-        return -errno;
-    }
     struct {
         nlmsghdr nlh;
         genlmsghdr genl;
@@ -2787,6 +2783,13 @@ genl_ask_family(const char *name)
         char name[32];
     } req{};
     const size_t len = std::strlen(name) + 1;
+    if (len > sizeof req.name) {
+        return -ENAMETOOLONG;
+    }
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+    if (fd < 0) {
+        return -errno;
+    }
     req.nlh.nlmsg_type = GENL_ID_CTRL;
     req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
     req.nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN + NLA_HDRLEN + len);
@@ -2794,7 +2797,7 @@ genl_ask_family(const char *name)
     req.genl.version = 1;
     req.attr.nla_type = CTRL_ATTR_FAMILY_NAME;
     req.attr.nla_len = uint16_t(NLA_HDRLEN + len);
-    std::memcpy(req.name, name, std::min(len, sizeof req.name));
+    std::memcpy(req.name, name, len);
     int err = -EIO;
     if (send(fd, &req, req.nlh.nlmsg_len, 0) < 0) {
         err = -errno;
