@@ -69,6 +69,7 @@
 #include <gtest/gtest.h>
 
 #include "afxdp.h"
+#include "fd.hh"
 #include "key-hash.hh"
 #include "netdev_nl.hh"
 #include "netns.hh"
@@ -2786,8 +2787,9 @@ genl_ask_family(const char *name)
     if (len > sizeof req.name) {
         return -ENAMETOOLONG;
     }
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-    if (fd < 0) {
+    afxdp::Fd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+                        NETLINK_GENERIC));
+    if (!fd) {
         return -errno;
     }
     req.nlh.nlmsg_type = GENL_ID_CTRL;
@@ -2799,11 +2801,11 @@ genl_ask_family(const char *name)
     req.attr.nla_len = uint16_t(NLA_HDRLEN + len);
     std::memcpy(req.name, name, len);
     int err = -EIO;
-    if (send(fd, &req, req.nlh.nlmsg_len, 0) < 0) {
+    if (send(fd.get(), &req, req.nlh.nlmsg_len, 0) < 0) {
         err = -errno;
     } else {
         alignas(nlmsghdr) char buf[8192];
-        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
         auto *h = reinterpret_cast<nlmsghdr *>(buf);
         if (n < 0) {
             err = -errno;
@@ -2813,7 +2815,6 @@ genl_ask_family(const char *name)
             err = 0;
         }
     }
-    close(fd);
     return err;
 }
 
@@ -2842,32 +2843,24 @@ public:
         attr.type = PERF_TYPE_TRACEPOINT;
         attr.size = sizeof attr;
         attr.config = uint64_t(id);
-        fd_ = int(syscall(SYS_perf_event_open, &attr, 0, -1, -1,
-                          PERF_FLAG_FD_CLOEXEC));
-        if (fd_ < 0) {
+        fd_ = afxdp::Fd(int(syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+                                    PERF_FLAG_FD_CLOEXEC)));
+        if (!fd_) {
             why_ = std::string("perf_event_open: ") + std::strerror(errno);
         }
     }
-    ~ModuleRequests()
-    {
-        if (fd_ >= 0) {
-            close(fd_);
-        }
-    }
-    ModuleRequests(const ModuleRequests &) = delete;
-    ModuleRequests &operator=(const ModuleRequests &) = delete;
 
     // Why there is no count ("" if there is one).
     const std::string &why() const { return why_; }
     long long count() const
     {
         uint64_t n = 0;
-        return read(fd_, &n, sizeof n) == ssize_t(sizeof n) ? (long long) n
-                                                              : -1;
+        return read(fd_.get(), &n, sizeof n) == ssize_t(sizeof n)
+               ? (long long) n : -1;
     }
 
 private:
-    int fd_ = -1;
+    afxdp::Fd fd_;
     std::string why_;
 };
 
