@@ -630,7 +630,9 @@ key_hash(const struct afxdp_flow_key *key)
  * Every packet for the socket gets metadata, marked or not: a frame's
  * headroom may hold an earlier packet's (one the kernel copied in and
  * could not deliver, its RX ring full), which OVS would otherwise take
- * for this one's, mark included. */
+ * for this one's, mark included.  Where the driver cannot carry metadata
+ * at all (bpf_xdp_adjust_meta() fails), the socket cleared the flags
+ * before it gave the frame (forget_rx_meta() in hints.hh). */
 static __always_inline int
 to_socket(struct xdp_md *ctx, const int hinted,
           const struct stripped_tag *tag, const struct afxdp_flow_key *key,

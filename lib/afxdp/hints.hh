@@ -10,6 +10,9 @@
 #define AFXDP_HINTS_HH
 
 #include <cstdint>
+#include <cstring>
+
+#include "afxdp.h"
 
 #include "fastpath-maps.h"
 
@@ -28,6 +31,32 @@ struct RxMeta {
     uint32_t hash;    // The driver's RSS hash, if kMetaHash.
     uint32_t flags;   // kMetaMagic | kMeta* bits.
 };
+
+// Where the kernel puts a received packet in its frame, in copy and
+// zero-copy mode alike: after our UMEM headroom and its own XDP headroom;
+// 4 bytes earlier if the program put a stripped VLAN tag back.  An RxMeta
+// is taken only in front of these two places.
+inline constexpr uint32_t kRxDataOffset = AFXDP_FRAME_HEADROOM
+                                          + AFXDP_XDP_HEADROOM;
+inline constexpr uint32_t kRxTaggedDataOffset = kRxDataOffset - 4;
+
+// Many drivers cannot carry XDP metadata (gve, mana, sfc, mvneta...):
+// the program's bpf_xdp_adjust_meta() fails there, and the kernel puts
+// nothing in front of the packet.  What the socket then finds there is
+// whatever the frame held before: a packet sent from it, or a header OVS
+// pushed into its headroom, bytes a sender chooses, which could forge a
+// flow's mark.  So before a frame goes to the kernel to receive into,
+// the flags word of both places an RxMeta may sit is zeroed (bytes 376 to
+// 383, one store): the magic there is then the kernel's, for this packet.
+inline void
+forget_rx_meta(uint8_t *frame) noexcept
+{
+    static_assert(kRxTaggedDataOffset - sizeof(RxMeta) + sizeof(uint32_t)
+                  + sizeof(uint64_t) == kRxDataOffset,
+                  "one 8-byte store covers both flags words");
+    std::memset(frame + kRxTaggedDataOffset - sizeof(uint32_t), 0,
+                sizeof(uint64_t));
+}
 inline constexpr uint32_t kMetaMagic = AFXDP_META_MAGIC;
 inline constexpr uint32_t kMetaMagicMask = AFXDP_META_MAGIC_MASK;
 inline constexpr uint32_t kMetaHash = AFXDP_META_HASH;

@@ -43,9 +43,15 @@ afxdp_queue::refill(unsigned *events) noexcept
     }
     uint32_t first;
     fill_.reserve(n, &first);   // 'room' slots are known to be free.
+    // Where the socket reads metadata, only the kernel's may be found.
+    uint8_t *area = rx_meta_ ? pool_->area() : nullptr;
     for (uint32_t i = 0; i < n; i++) {
-        fill_.at(first + i) = uint64_t(rx_scratch_[i]) << kFrameShift;
+        uint64_t addr = uint64_t(rx_scratch_[i]) << kFrameShift;
+        fill_.at(first + i) = addr;
         pool_->set_owner(rx_scratch_[i], slot_);
+        if (area) {
+            forget_rx_meta(area + addr);
+        }
     }
     fill_.submit();
     in_kernel_rx_ += n;
@@ -75,16 +81,21 @@ void
 afxdp_queue::read_meta(afxdp_rx_frame *out, uint32_t n) noexcept
 {
     uint32_t hashed = 0, restored = 0, lost = 0, marked = 0;
+    const uint8_t *area = pool_->area();
     for (uint32_t i = 0; i < n; i += out[i].n_frames) {
-        uint8_t *at = static_cast<uint8_t *>(out[i].data) - sizeof(RxMeta);
+        const uint8_t *data = static_cast<const uint8_t *>(out[i].data);
+        uint32_t off = uint32_t(data - area) & (kFrameSize - 1);
+        if (off != kRxDataOffset && off != kRxTaggedDataOffset) {
+            continue;   // Not where refill() cleared the way for it.
+        }
+        const uint8_t *at = data - sizeof(RxMeta);
         RxMeta m;
         std::memcpy(&m, at, sizeof m);
         if ((m.flags & kMetaMagicMask) != kMetaMagic) {
             continue;   // The driver took no metadata for this one.
         }
-        // Read once: where the driver cannot write metadata, a later
-        // packet in this frame must not find this one's.
-        std::memset(at + offsetof(RxMeta, flags), 0, sizeof m.flags);
+        // The frame goes back to the kernel through refill(), which
+        // clears this again (forget_rx_meta()).
         if (m.flags & kMetaHash) {
             out[i].rx_hash = m.hash;
             out[i].has_rx_hash = true;
