@@ -618,6 +618,24 @@ key_hash(const struct afxdp_flow_key *key)
     return h ^ (h >> 16);
 }
 
+/* Drops whatever metadata is already in front of the packet: a frame that
+ * came to veth as an XDP frame keeps its own (bounced by XDP_TX on the
+ * peer, or redirected in by another program).  Ours must end right at
+ * the packet, where the socket reads it, and no one else's may reach the
+ * socket.  At most 32 bytes, a multiple of 4 (the kernel's rules): moving
+ * its start by 32, 16, 8 and 4, each where it fits, leaves none. */
+static __always_inline void
+drop_foreign_meta(struct xdp_md *ctx)
+{
+    if ((void *) (long) ctx->data_meta >= (void *) (long) ctx->data) {
+        return;   /* None, or the driver has no metadata at all. */
+    }
+    bpf_xdp_adjust_meta(ctx, 32);
+    bpf_xdp_adjust_meta(ctx, 16);
+    bpf_xdp_adjust_meta(ctx, 8);
+    bpf_xdp_adjust_meta(ctx, 4);
+}
+
 /* Up to OVS through the queue's socket (to the kernel's stack if the
  * queue has none, as the plain program does), with 'mark' in front of the
  * packet if 'marked'.  A packet for the socket also gets what the plain
@@ -661,6 +679,7 @@ to_socket(struct xdp_md *ctx, const int hinted,
         hash = key_hash(key);
         flags |= AFXDP_META_HASH;
     }
+    drop_foreign_meta(ctx);
     /* A flow's mark says OVS may skip the parse; not for a frame that
      * lost the tag the flow matched (no room to put it back: OVS then
      * parses the untagged frame it gets). */

@@ -21,7 +21,7 @@ namespace {
 // their target is known.
 class ProgramText {
 public:
-    static constexpr size_t kMax = 96;
+    static constexpr size_t kMax = 128;
 
     void add(bpf_insn i) noexcept
     {
@@ -211,10 +211,32 @@ read_hash(ProgramText &t, uint32_t kfunc) noexcept
     t.patch(not_l4);
 }
 
+// Drops whatever metadata is already in front of the packet (r6: ctx): a
+// frame that came to veth as an XDP frame keeps its own (bounced by
+// XDP_TX on the peer, or redirected in by another program).  Ours must end
+// right at the packet, where the socket reads it, and no one else's may
+// reach the socket.  At most 32 bytes, a multiple of 4 (the kernel's
+// rules): moving its start by 32, 16, 8 and 4, each where it fits, leaves
+// none.
+void
+drop_foreign_meta(ProgramText &t) noexcept
+{
+    t.add(load(BPF_W, 2, 6, kCtxDataMeta));
+    t.add(load(BPF_W, 3, 6, kCtxData));
+    size_t none = t.jump_if(BPF_JGE, 2, 0, 3);   // Also: none possible.
+    for (int32_t step = 32; step >= 4; step /= 2) {
+        t.add(mov(1, 6));
+        t.add(alu_imm(BPF_MOV, 2, step));
+        t.add(call(BPF_FUNC_xdp_adjust_meta));
+    }
+    t.patch(none);
+}
+
 // Writes the RxMeta (r8: hash, r7: flags) in front of the packet.
 void
 write_meta(ProgramText &t) noexcept
 {
+    drop_foreign_meta(t);
     t.add(mov(1, 6));
     t.add(alu_imm(BPF_MOV, 2, -int32_t(sizeof(RxMeta))));
     t.add(call(BPF_FUNC_xdp_adjust_meta));

@@ -2709,6 +2709,136 @@ TEST_P(FastPathMode, OnlyMetadataTheKernelWroteIsTaken)
     expect_frames_add_up(q_, 0);
 }
 
+namespace {
+
+// An XDP program for a veth's peer that sends every frame straight back
+// (XDP_TX) with 12 bytes of metadata of its own in front: a real flow's
+// mark, the hash kForgedHash and our magic with the mark's and the hash's
+// flags.  The frame comes back to the veth as an XDP frame, which keeps
+// its metadata.  Returns the program's fd, or -errno.
+const uint32_t kForgedHash = 0x12345678;
+int
+attach_bouncer_with_meta(int ifindex, uint32_t mark)
+{
+    const int32_t flags = int32_t(AFXDP_META_MAGIC | AFXDP_META_MARK
+                                  | AFXDP_META_HASH);
+    const bpf_insn insns[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0},
+        {BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, -12},
+        {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_xdp_adjust_meta},
+        {BPF_JMP | BPF_JNE | BPF_K, 0, 0, 10, 0},              // To pass.
+        {BPF_LDX | BPF_MEM | BPF_W, 2, 6,
+         int16_t(offsetof(xdp_md, data_meta)), 0},
+        {BPF_LDX | BPF_MEM | BPF_W, 3, 6, int16_t(offsetof(xdp_md, data)),
+         0},
+        {BPF_ALU64 | BPF_MOV | BPF_X, 4, 2, 0, 0},
+        {BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, 12},
+        {BPF_JMP | BPF_JGT | BPF_X, 4, 3, 5, 0},               // To pass.
+        {BPF_ST | BPF_MEM | BPF_W, 2, 0, 0, int32_t(mark)},
+        {BPF_ST | BPF_MEM | BPF_W, 2, 0, 4, int32_t(kForgedHash)},
+        {BPF_ST | BPF_MEM | BPF_W, 2, 0, 8, flags},
+        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_TX},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS},      // Pass.
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "bounce_meta", "GPL", insns,
+                           sizeof insns / sizeof insns[0], nullptr);
+    if (fd < 0) {
+        return fd;
+    }
+    int err = bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE, nullptr);
+    if (err) {
+        close(fd);
+        return err;
+    }
+    return fd;
+}
+
+// Sends flow 'flows' packets (udp_frame(), numbered from 0 in turn) out of
+// 'q', which the peer's bouncer sends back with its metadata; returns what
+// came back within a second.
+std::vector<Received>
+bounce(afxdp_queue *q, std::initializer_list<uint16_t> flows, uint32_t n)
+{
+    std::vector<std::vector<uint8_t>> frames;
+    uint32_t seq = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint16_t f : flows) {
+            frames.push_back(udp_frame(f, seq++));
+        }
+    }
+    std::vector<afxdp_tx_packet> pkts;
+    for (const auto &f : frames) {
+        pkts.push_back({f.data(), uint32_t(f.size())});
+    }
+    unsigned events = 0;
+    int error = 0;
+    EXPECT_EQ(afxdp_queue_send(q, pkts.data(), pkts.size(), &events, &error),
+              0u);
+    EXPECT_EQ(error, 0) << std::strerror(error);
+    return receive_copies(q, pkts.size(), 1000);
+}
+
+}  // namespace
+
+TEST_P(FastPathMode, MetadataThatCameWithTheFrameIsNotTaken)
+{
+    // A frame can reach the program with metadata already in front of it:
+    // one that came to the veth as an XDP frame (sent back by XDP_TX on
+    // the peer, as here, or redirected in by another program).  The
+    // program's own must replace it, not go in front of it, or the socket
+    // would read the other program's words: here a real flow's mark and a
+    // hash.
+    if (GetParam() != AFXDP_MODE_NATIVE) {
+        GTEST_SKIP() << "generic XDP starts every packet with no metadata";
+    }
+    put_marked(kUfid1, 1000, 77);
+    int b = int(if_nametoindex(net_.b()));
+    int bouncer = attach_bouncer_with_meta(b, 77);
+    ASSERT_GE(bouncer, 0) << std::strerror(-bouncer);
+    // Flow 2000 has no flow in XDP (a miss), flow 1000 is marked.
+    const uint32_t n = 50;
+    std::vector<Received> got = bounce(q_, {2000, 1000}, n);
+    EXPECT_EQ(bpf_xdp_detach(b, XDP_FLAGS_DRV_MODE, nullptr), 0);
+    close(bouncer);
+    EXPECT_EQ(got.size(), size_t(2 * n));
+    for (const Received &r : got) {
+        int64_t seq = udp_seq_of(r.data.data(), r.data.size());
+        ASSERT_GE(seq, 0) << "not a test frame";
+        EXPECT_EQ(r.has_mark, seq % 2 == 1) << "frame " << seq;
+        if (r.has_mark) {
+            EXPECT_EQ(r.mark, 77u);
+        }
+        EXPECT_FALSE(r.has_hash && r.hash == kForgedHash) << "frame " << seq;
+    }
+    expect_frames_add_up(q_, 0);
+}
+
+TEST_F(Hints, MetadataThatCameWithTheFrameIsNotTaken)
+{
+    // The same for the plain program with hints (FastPathMode's test).
+    afxdp_dev_info info;
+    Dev dev = open(AFXDP_MODE_NATIVE, true, &info);
+    ASSERT_TRUE(dev);
+    if (!info.rx_hash && !info.rx_vlan) {
+        GTEST_SKIP() << "no hints here: " << info.rx_hash_reason;
+    }
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    int b = int(if_nametoindex(net_.b()));
+    int bouncer = attach_bouncer_with_meta(b, 77);
+    ASSERT_GE(bouncer, 0) << std::strerror(-bouncer);
+    std::vector<Received> got = bounce(q, {1000}, 50);
+    EXPECT_EQ(bpf_xdp_detach(b, XDP_FLAGS_DRV_MODE, nullptr), 0);
+    close(bouncer);
+    EXPECT_EQ(got.size(), 50u);
+    for (const Received &r : got) {
+        EXPECT_FALSE(r.has_mark) << "the plain program marks nothing";
+        EXPECT_FALSE(r.has_hash && r.hash == kForgedHash);
+    }
+    expect_frames_add_up(q, 0);
+}
+
 TEST_P(FastPathMode, AFlowThatCannotStayLeavesTheMaps)
 {
     afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
