@@ -57,6 +57,7 @@ forget_rx_meta(uint8_t *frame) noexcept
     std::memset(frame + kRxTaggedDataOffset - sizeof(uint32_t), 0,
                 sizeof(uint64_t));
 }
+
 inline constexpr uint32_t kMetaMagic = AFXDP_META_MAGIC;
 inline constexpr uint32_t kMetaMagicMask = AFXDP_META_MAGIC_MASK;
 inline constexpr uint32_t kMetaHash = AFXDP_META_HASH;
