@@ -2711,6 +2711,24 @@ TEST_P(FastPathMode, OnlyMetadataTheKernelWroteIsTaken)
 
 namespace {
 
+// Loads the XDP program 'insns' as 'name' and attaches it to 'ifindex' as
+// 'flags' say.  Returns its fd, or -errno.
+int
+attach_xdp_insns(int ifindex, const char *name, const bpf_insn *insns,
+                 size_t n, uint32_t flags)
+{
+    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", insns, n, nullptr);
+    if (fd < 0) {
+        return fd;
+    }
+    int err = bpf_xdp_attach(ifindex, fd, flags, nullptr);
+    if (err) {
+        close(fd);
+        return err;
+    }
+    return fd;
+}
+
 // An XDP program for a veth's peer that sends every frame straight back
 // (XDP_TX) with 12 bytes of metadata of its own in front: a real flow's
 // mark, the hash kForgedHash and our magic with the mark's and the hash's
@@ -2742,17 +2760,9 @@ attach_bouncer_with_meta(int ifindex, uint32_t mark)
         {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS},      // Pass.
         {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
     };
-    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "bounce_meta", "GPL", insns,
-                           sizeof insns / sizeof insns[0], nullptr);
-    if (fd < 0) {
-        return fd;
-    }
-    int err = bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE, nullptr);
-    if (err) {
-        close(fd);
-        return err;
-    }
-    return fd;
+    return attach_xdp_insns(ifindex, "bounce_meta", insns,
+                            sizeof insns / sizeof insns[0],
+                            XDP_FLAGS_DRV_MODE);
 }
 
 // Sends flow 'flows' packets (udp_frame(), numbered from 0 in turn) out of
@@ -2908,17 +2918,7 @@ attach_xdp_pass(int ifindex, uint32_t flags = XDP_FLAGS_DRV_MODE)
         {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS},
         {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
     };
-    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xdp_pass_test", "GPL", insns,
-                           2, nullptr);
-    if (fd < 0) {
-        return fd;
-    }
-    int err = bpf_xdp_attach(ifindex, fd, flags, nullptr);
-    if (err) {
-        close(fd);
-        return err;
-    }
-    return fd;
+    return attach_xdp_insns(ifindex, "xdp_pass_test", insns, 2, flags);
 }
 
 int
