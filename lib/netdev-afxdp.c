@@ -355,7 +355,10 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
                 smap_add(smap, "xdp_redirect_targets", ds_cstr(&targets));
             }
             ds_destroy(&targets);
-            smap_add(smap, "xdp_flow_marks", "true");
+            smap_add(smap, "xdp_flow_marks", fp.marks ? "true" : "false");
+            if (!fp.marks) {
+                smap_add(smap, "xdp_flow_marks_reason", fp.marks_reason);
+            }
         }
     } else if (port && port->open_error) {
         smap_add(smap, "afxdp_error", port->open_error);
@@ -1178,6 +1181,9 @@ afxdp_show_fast_path(struct ds *s, const struct afxdp_port *port)
     }
     ds_put_format(s, "  xdp fast path: on, %u flows, %u masks, %"PRIu64
                   " puts failed\n", fp.flows, fp.masks, fp.put_failed);
+    if (!fp.marks) {
+        ds_put_format(s, "    no flow marks: %s\n", fp.marks_reason);
+    }
     netdev_offload_afxdp_get_targets(port->netdev, &targets);
     ds_put_format(s, "    redirect targets: %s\n",
                   targets.length ? ds_cstr(&targets) : "none");

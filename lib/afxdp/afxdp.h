@@ -448,6 +448,11 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
     /* Of rx_packets, packets the XDP fast path found the megaflow of and  \
      * handed over with its mark (afxdp_rx_frame.has_flow_mark). */        \
     AFXDP_STAT(rx_flow_marks)                                               \
+    /* Of rx_packets, packets that came with the mark of a flow deleted or \
+     * changed since XDP marked them: handed over unmarked, so that OVS     \
+     * looks them up in full (they might otherwise run another flow's      \
+     * actions, one that took the mark meanwhile). */                      \
+    AFXDP_STAT(rx_flow_marks_stale)                                         \
     /* poll() calls made because the fill ring's need_wakeup flag was set   \
      * and the RX ring was empty. */                                        \
     AFXDP_STAT(rx_wakeups)                                                  \
@@ -765,6 +770,11 @@ struct afxdp_fast_path_stats {
     bool requested;              /* Offload on, and the port opted in. */
     bool active;                 /* Its program is the one attached. */
     const char *reason;          /* Requested and not active: why; else "". */
+    bool marks;                  /* Active, and the packets of a flow XDP
+                                  * cannot execute whole reach OVS with
+                                  * its mark (partial offload); if not,
+                                  * such a flow is not put at all. */
+    const char *marks_reason;    /* Active without marks: why; else "". */
     unsigned flows;              /* Megaflows in the program's maps. */
     unsigned masks;              /* Their distinct masks (at most 32). */
     uint64_t packets[AFXDP_FP_N_COUNTERS];  /* The program's counters. */

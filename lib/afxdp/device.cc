@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hints.hh"
 #include "log.hh"
 
 using afxdp::Result;
@@ -213,6 +214,11 @@ afxdp_dev::load_fast_path(const afxdp_dev_config &cfg,
         without_fast_path(cfg, why);
         return false;
     }
+    if (!fp.value().writes_meta()) {
+        afxdp::log(AFXDP_LOG_INFO, "%s: XDP fast path without flow marks: "
+                   "%s; a flow XDP cannot execute whole stays in OVS",
+                   cfg.ifname, afxdp::kNoXdpMetaWhy);
+    }
     std::lock_guard<std::mutex> g(fast_path_mutex_);
     fast_path_ = fp.take();
     return true;
@@ -281,7 +287,11 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         // that takes them.
         qc.multi_buffer = prog->has_frags();
         // Hints and marks both come as metadata in front of the packet.
-        qc.rx_meta = prog->hints() != 0 || fast;
+        const bool fast_meta = fast && fast_path_.writes_meta();
+        qc.rx_meta = prog->hints() != 0 || fast_meta;
+        if (fast_meta) {
+            qc.marks = fast_path_.marks();
+        }
         qc.mtu_needs_multi_buffer = mtu_ > AFXDP_MAX_MTU_ONE_FRAME
                                     ? mtu_ : 0;
         qc.in_place_copy_mode = cfg.port.sharing == AFXDP_SHARE_IN_PLACE;
@@ -517,7 +527,9 @@ afxdp_dev::flow_put(const uint32_t ufid[4], const afxdp_flow_match &match,
     }
     // A flow OVS changes into one XDP cannot hold must leave the maps: its
     // old actions are no longer OVS's.
-    if (!t.offloadable()) {
+    // Nor one whose packets must reach OVS with its mark, where the
+    // program cannot write one (a miss is as right, and cheaper).
+    if (!t.offloadable() || (!t.full() && !fast_path_.writes_meta())) {
         fast_path_.del(id);
         return -EOPNOTSUPP;
     }
@@ -589,6 +601,8 @@ afxdp_dev::fast_path_stats(afxdp_fast_path_stats *out) const noexcept
     if (!fast_path_active_) {
         return;
     }
+    out->marks = fast_path_.writes_meta();
+    out->marks_reason = out->marks ? "" : afxdp::kNoXdpMetaWhy;
     out->flows = unsigned(fast_path_.flows().n_flows());
     out->masks = unsigned(fast_path_.flows().n_masks());
     fast_path_.counters(out->packets);

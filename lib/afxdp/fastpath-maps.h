@@ -280,6 +280,9 @@ struct afxdp_fp_clock {
 #define AFXDP_FP_BUFF_FLAGS (1u << 2)  /* bpf_cast_to_kern_ctx() (Linux
                                         * 6.2) and a read through it
                                         * (CAP_PERFMON). */
+#define AFXDP_FP_NO_META (1u << 3)     /* The kernel lets no XDP program
+                                        * write metadata: packets reach
+                                        * the socket bare, unmarked. */
 
 /* What a program of ours leaves in front of a packet it gives the socket
  * (its XDP metadata), last word nearest the packet: [mark] hash flags.

@@ -666,6 +666,9 @@ to_socket(struct xdp_md *ctx, const int hinted,
         flags |= put_back_tag(ctx, tag) ? AFXDP_META_VLAN_LOST
                                         : AFXDP_META_VLAN_RESTORED;
     }
+    if (fp_hints & AFXDP_FP_NO_META) {
+        return verdict;   /* The verifier drops the rest. */
+    }
     if (hinted && (fp_hints & AFXDP_FP_HINT_HASH)) {
         enum xdp_rss_hash_type type = 0;
         if (!bpf_xdp_metadata_rx_hash(ctx, &hash, &type)

@@ -42,8 +42,9 @@ kernel_config_found() noexcept
     return !access(path, R_OK) || !access("/proc/config.gz", R_OK);
 }
 
+// 'wire': the flow's wire mark (marks.hh).
 afxdp_fp_action
-action_of(const FlowTable::Entry &e)
+action_of(const FlowTable::Entry &e, uint32_t wire)
 {
     const XdpFlow &f = e.flow;
     afxdp_fp_action a = {};
@@ -52,7 +53,7 @@ action_of(const FlowTable::Entry &e)
     a.tpid = to_be16(f.tpid);
     a.tci = to_be16(f.tci);
     a.ifindex = uint32_t(f.ifindex);
-    a.mark = f.mark;
+    a.mark = wire;
     a.stats_slot = e.stats_slot;
     std::memcpy(a.eth_src, f.eth_src.data(), 6);
     std::memcpy(a.eth_src_mask, f.eth_src_mask.data(), 6);
@@ -164,6 +165,7 @@ FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
             "next check", watch_why);
     }
     fp.s_.n_queues = n_queues;
+    fp.s_.marks = std::make_shared<FlowMarks>();
     fp.write_config();
     return fp;
 }
@@ -222,8 +224,10 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
         }
     }
     // The program reads fp_hints as a constant, from its own section.
+    s_.meta = xdp_meta_writable();
     uint32_t value = hints | (buffer_flags_readable() ? AFXDP_FP_BUFF_FLAGS
-                                                      : 0);
+                                                      : 0)
+                     | (s_.meta ? 0 : AFXDP_FP_NO_META);
     if (value) {
         bpf_map *rodata = bpf_object__find_map_by_name(obj_,
                                                        ".rodata.hints");
@@ -368,7 +372,7 @@ FastPath::write_flow(const FlowTable::Entry &e) noexcept
     afxdp_fp_flow_key k = flow_key(e.mask_slot, e.flow.key);
     afxdp_fp_flow f = {};
     f.key = e.flow.key;
-    f.action = action_of(e);
+    f.action = action_of(e, s_.marks->give(e.stats_slot, e.flow.mark));
     f.mask_generation = s_.slots[e.mask_slot].generation;
     f.check = afxdp_fp_entry_check(&f, AFXDP_FP_FLOW_WORDS);
     errno = 0;
@@ -449,6 +453,7 @@ FastPath::empty(int err) noexcept
         "(%s); every flow leaves the fast path, and their packets go to "
         "OVS", std::strerror(-err));
     s_.table = FlowTable();
+    s_.marks->take_all();
     write_config();
     afxdp_fp_flow_key k, next;
     while (!bpf_map_get_next_key(s_.flows_fd, nullptr, &next)) {
@@ -471,6 +476,7 @@ FastPath::del(const FlowTable::Ufid &ufid) noexcept
     }
     FlowTable::Entry old = *e;
     s_.table.del(ufid);
+    s_.marks->take(old.stats_slot);
     int err = remove(old, AFXDP_FP_MAX_MASKS);
     // The slots to try, and a generation that voids the program's cache.
     if (!err) {

@@ -13,10 +13,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "fastpath-maps.h"
 #include "fd.hh"
 #include "flow.hh"
+#include "marks.hh"
 #include "result.hh"
 #include "xdp_prog.hh"
 
@@ -56,6 +58,10 @@ public:
 
     // The hints it asks for.
     unsigned hints() const noexcept { return s_.hints; }
+    // Whether the packets it gives the socket carry metadata: their hash,
+    // and a flow's mark (partial offload).  Not where the kernel lets no
+    // XDP program write any (xdp_meta_writable()).
+    bool writes_meta() const noexcept { return s_.meta; }
 
     FastPath() = default;
     FastPath(FastPath &&o) noexcept { swap(o); }
@@ -80,6 +86,12 @@ public:
     int flow_stats(const FlowTable::Ufid &ufid,
                    FastPathFlowStats *stats) const noexcept;
     const FlowTable &flows() const noexcept { return s_.table; }
+    // What the program writes for a flow's mark, and OVS's mark for it
+    // (marks.hh): for the port's receive queues, which may outlive this.
+    std::shared_ptr<const FlowMarks> marks() const noexcept
+    {
+        return s_.marks;
+    }
 
     // The interfaces flows may redirect to.  A flow whose target is not
     // here sends its packets to OVS (counted as redirect_failed).
@@ -129,6 +141,7 @@ private:
         int ifindex = 0;             // The interface it runs on.
         int n_cpus = 0;              // Per-CPU values in a lookup.
         unsigned hints = 0;
+        bool meta = false;           // writes_meta().
         unsigned n_queues = 1;       // The queues OVS polls (fp_config).
         uint64_t generation = 0;     // fp_config's, as last written.
         // Each mask slot as last written, with its generation (0: never
@@ -140,6 +153,7 @@ private:
         } slots[AFXDP_FP_MAX_MASKS];
         uint32_t mask_generation = 0;
         FlowTable table;
+        std::shared_ptr<FlowMarks> marks;   // The table's flows' marks.
     };
 
     bpf_object *obj_ = nullptr;   // Owns the program and the maps.

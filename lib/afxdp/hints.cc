@@ -1,5 +1,6 @@
 #include "hints.hh"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
@@ -59,10 +60,43 @@ buffer_flags_readable() noexcept
                || compat::have_capability(compat::kCapPerfmon));
 }
 
+const char kNoXdpMetaWhy[] = "this kernel lets no XDP program write "
+                             "metadata in front of a packet "
+                             "(bpf_xdp_adjust_meta)";
+
+bool
+xdp_meta_writable() noexcept
+{
+    // A program that calls the helper, loaded: libbpf's own probe takes
+    // the verifier's newer wording of a refusal ("cannot use helper") for
+    // a yes.
+    static const bool writable = [] {
+        const bpf_insn probe[] = {
+            {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 0},
+            {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_xdp_adjust_meta},
+            {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS},
+            {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+        };
+        int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, nullptr, "GPL", probe,
+                               sizeof probe / sizeof probe[0], nullptr);
+        if (fd < 0) {
+            return false;
+        }
+        close(fd);
+        return true;
+    }();
+    return writable;
+}
+
 HintSupport
 rx_hint_support(int ifindex) noexcept
 {
     HintSupport s;
+    if (!xdp_meta_writable()) {
+        // Hints reach the socket only as metadata.
+        s.hash_why = s.vlan_why = kNoXdpMetaWhy;
+        return s;
+    }
     Kfuncs k = kernel_kfuncs();
     s.hash_kfunc = k.hash;
     s.vlan_kfunc = k.vlan;

@@ -88,6 +88,13 @@ HintSupport rx_hint_support(int ifindex) noexcept;
 // (AFXDP_FP_BUFF_FLAGS).
 bool buffer_flags_readable() noexcept;
 
+// Whether this kernel lets an XDP program put metadata in front of a
+// packet (bpf_xdp_adjust_meta(); some builds refuse the helper to every
+// XDP program), asked once per process.  Without it no hint, hash or mark
+// reaches the socket: kNoXdpMetaWhy says so.
+bool xdp_meta_writable() noexcept;
+extern const char kNoXdpMetaWhy[];
+
 }  // namespace afxdp
 
 #endif  // AFXDP_HINTS_HH

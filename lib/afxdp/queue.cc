@@ -93,6 +93,7 @@ afxdp_queue::create(const QueueConfig &cfg) noexcept
 
     q->busy_polled_ = cfg.busy_polled;
     q->rx_meta_ = cfg.rx_meta;
+    q->marks_ = cfg.marks;
     q->setup_coalescing(cfg);
 
     // Give the kernel a full fill ring to receive into.

@@ -18,6 +18,7 @@
 #include "compat.hh"
 #include "frames.hh"
 #include "kick.hh"
+#include "marks.hh"
 #include "ring.hh"
 #include "result.hh"
 
@@ -39,6 +40,9 @@ struct QueueConfig {
                               // mode; see TxKicker).
     bool busy_polled;         // RX polled in a busy loop: what it receives
                               // may be sent with a deferred kick.
+    std::shared_ptr<const FlowMarks> marks;  // The fast path's, whose
+                              // wire marks become OVS's (marks.hh); none:
+                              // a mark in front of a packet is not taken.
     bool rx_meta;             // Our program puts an RxMeta (hints.hh) in
                               // front of each packet.
     unsigned ring_size;
@@ -198,6 +202,7 @@ private:
     bool filled_ = false;            // The fill ring was filled once.
     bool busy_polled_ = false;       // QueueConfig::busy_polled.
     bool rx_meta_ = false;           // QueueConfig::rx_meta.
+    std::shared_ptr<const afxdp::FlowMarks> marks_;  // QueueConfig::marks.
     uint32_t in_kernel_rx_ = 0;      // Frames in the fill or RX ring.
     uint32_t in_kernel_tx_ = 0;      // Frames in the TX or completion ring.
     afxdp_queue_stats stats_{};

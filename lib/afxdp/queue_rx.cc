@@ -80,7 +80,7 @@ afxdp_queue::rx_wakeup_if_needed(unsigned *events, int *error) noexcept
 void
 afxdp_queue::read_meta(afxdp_rx_frame *out, uint32_t n) noexcept
 {
-    uint32_t hashed = 0, restored = 0, lost = 0, marked = 0;
+    uint32_t hashed = 0, restored = 0, lost = 0, marked = 0, stale = 0;
     const uint8_t *area = pool_->area();
     for (uint32_t i = 0; i < n; i += out[i].n_frames) {
         const uint8_t *data = static_cast<const uint8_t *>(out[i].data);
@@ -102,11 +102,16 @@ afxdp_queue::read_meta(afxdp_rx_frame *out, uint32_t n) noexcept
             hashed++;
         }
         if (m.flags & kMetaMark) {
-            // The fast path's mark, the word before the RxMeta.
-            std::memcpy(&out[i].flow_mark, at - sizeof(uint32_t),
-                        sizeof(uint32_t));
-            out[i].has_flow_mark = true;
-            marked++;
+            // The fast path's wire mark, the word before the RxMeta: OVS's
+            // mark only while it is still its flow's (marks.hh).
+            uint32_t wire;
+            std::memcpy(&wire, at - sizeof(uint32_t), sizeof(uint32_t));
+            if (marks_ && marks_->find(wire, &out[i].flow_mark)) {
+                out[i].has_flow_mark = true;
+                marked++;
+            } else {
+                stale++;
+            }
         }
         restored += (m.flags & kMetaVlanRestored) != 0;
         lost += (m.flags & kMetaVlanLost) != 0;
@@ -115,6 +120,7 @@ afxdp_queue::read_meta(afxdp_rx_frame *out, uint32_t n) noexcept
     stats_.rx_vlan_restored += restored;
     stats_.rx_vlan_lost += lost;
     stats_.rx_flow_marks += marked;
+    stats_.rx_flow_marks_stale += stale;
 }
 
 // How many of the 'n' entries peeked from 'first' (at most 'max') are

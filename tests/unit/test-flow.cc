@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "flow.hh"
+#include "marks.hh"
 
 using afxdp::FlowTable;
 using afxdp::Translation;
@@ -528,4 +529,51 @@ TEST(Flow, DescribeThroughTheCApiReturnsTheRefusalAndCutsSafely)
     afxdp_flow_describe(&m, &out, 1, tiny, sizeof tiny);
     EXPECT_STREQ(tiny, "dl_dst=");
     EXPECT_EQ(afxdp_flow_describe(&m, &out, 1, nullptr, 0), AFXDP_REFUSED_N);
+}
+
+// FlowMarks (marks.hh): a wire mark is OVS's mark only while its flow is
+// still the one in its slot.
+TEST(FlowMarks, AWireMarkStandsForItsFlowOnly)
+{
+    afxdp::FlowMarks marks;
+    uint32_t mark = 0;
+    const uint32_t a = marks.give(5, 77);
+    ASSERT_TRUE(marks.find(a, &mark));
+    EXPECT_EQ(mark, 77u);
+    // Put again with the same mark: the same wire mark.
+    EXPECT_EQ(marks.give(5, 77), a);
+    // Another slot, the same mark: another wire mark.
+    const uint32_t b = marks.give(6, 77);
+    EXPECT_NE(b, a);
+    // The flow leaves, and the next flow in its slot takes mark 77 again:
+    // the old wire mark is stale, the new one is not.
+    marks.take(5);
+    EXPECT_FALSE(marks.find(a, &mark));
+    const uint32_t c = marks.give(5, 77);
+    EXPECT_NE(c, a);
+    EXPECT_FALSE(marks.find(a, &mark));
+    EXPECT_TRUE(marks.find(c, &mark));
+    // A new mark for a flow put again: a new wire mark as well.
+    const uint32_t d = marks.give(5, 78);
+    EXPECT_FALSE(marks.find(c, &mark));
+    ASSERT_TRUE(marks.find(d, &mark));
+    EXPECT_EQ(mark, 78u);
+    marks.take_all();
+    EXPECT_FALSE(marks.find(b, &mark));
+    EXPECT_FALSE(marks.find(d, &mark));
+}
+
+TEST(FlowMarks, AWireMarkComesBackOnlyAfterItsSlotWasGivenEveryGeneration)
+{
+    afxdp::FlowMarks marks;
+    uint32_t mark;
+    const uint32_t first = marks.give(9, 1);
+    const uint32_t round = 1u << afxdp::FlowMarks::kGenerationBits;
+    for (uint32_t i = 1; i < round; i++) {
+        marks.take(9);
+        ASSERT_NE(marks.give(9, 1), first) << i;
+    }
+    marks.take(9);
+    EXPECT_EQ(marks.give(9, 1), first);
+    EXPECT_TRUE(marks.find(first, &mark));
 }

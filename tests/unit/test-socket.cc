@@ -2434,6 +2434,13 @@ TEST_F(FastPathDev, WithoutItsProgramThePortOpensPlainAndSaysWhy)
     expect_frames_add_up(q, 0);
 }
 
+// For a test of the marks a partially offloaded flow's packets carry:
+// skips where the kernel lets no XDP program write them.
+#define SKIP_WITHOUT_MARKS()                                                \
+    if (!fp_.marks)                                                         \
+    GTEST_SKIP() << fp_.marks_reason << ": no mark reaches the socket "     \
+                 << "(WithoutMetadataAPartialFlowStaysInOvs runs instead)"
+
 // A port open with the fast path, once per mode.
 class FastPathMode : public FastPathDev,
                      public ::testing::WithParamInterface<afxdp_xdp_mode> {
@@ -2530,6 +2537,7 @@ fast_path_hash(const uint8_t *frame)
 
 TEST_P(FastPathMode, PartialOffloadHandsOvsTheMark)
 {
+    SKIP_WITHOUT_MARKS();
     put_marked(kUfid1, 1000, 77);
 
     const uint32_t n = 8;
@@ -2577,6 +2585,7 @@ TEST_P(FastPathMode, PartialOffloadHandsOvsTheMark)
 
 TEST_P(FastPathMode, AMarkNeverOutlivesItsPacket)
 {
+    SKIP_WITHOUT_MARKS();
     // More marked packets than the RX ring holds, then unmarked ones:
     // whatever the kernel does with the frames it could not deliver, no
     // packet of another flow may come with the mark.  (Linux 6.18 checks
@@ -2605,8 +2614,82 @@ TEST_P(FastPathMode, AMarkNeverOutlivesItsPacket)
     expect_frames_add_up(q_, 0);
 }
 
+TEST_P(FastPathMode, WithoutMetadataAPartialFlowStaysInOvs)
+{
+    if (fp_.marks) {
+        GTEST_SKIP() << "this kernel lets XDP programs write metadata: the "
+                     << "tests of marks run instead";
+    }
+    EXPECT_NE(std::string(fp_.marks_reason).find("bpf_xdp_adjust_meta"),
+              std::string::npos) << fp_.marks_reason;
+    // A flow XDP cannot execute whole is not put: its packets would reach
+    // OVS unmarked, as a miss does.
+    afxdp_flow_match m = udp_flow_match(1000);
+    afxdp_flow_action ct = action_of(AFXDP_ACTION_OTHER, "ct");
+    afxdp_offload_refusal why;
+    EXPECT_EQ(afxdp_dev_flow_put(dev_.get(), kUfid1, &m, &ct, 1, 77, &why),
+              EOPNOTSUPP);
+    EXPECT_EQ(why, AFXDP_REFUSED_action);
+    // One it executes whole is.
+    ASSERT_EQ(put_drop(dev_, kUfid2, 2000), 0);
+    const uint32_t n = 8;
+    std::vector<Received> got = exchange(q_, {1000, 2000}, n, 2 * n);
+    ASSERT_EQ(got.size(), size_t(n)) << "flow 1000's, and no more";
+    for (const Received &r : got) {
+        EXPECT_EQ((r.data[34] << 8 | r.data[35]), 1000);
+        EXPECT_FALSE(r.has_mark);
+    }
+    refresh(dev_);
+    EXPECT_EQ(fp_.flows, 1u);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_dropped], uint64_t(n));
+    EXPECT_EQ(fp_.packets[AFXDP_FP_marked], 0u);
+    EXPECT_EQ(stats_of(q_).rx_flow_marks, 0u);
+    expect_frames_add_up(q_, 0);
+}
+
+TEST_P(FastPathMode, ADeletedFlowsMarkIsNotTakenForTheFlowGivenItNext)
+{
+    SKIP_WITHOUT_MARKS();
+    // OVS 3.1 to 3.6 give a freed mark to the next flow at once, and look
+    // it up on every port (marks.hh): flow 1000's packets wait in the RX
+    // ring while it is deleted and flow 2000 takes its mark.
+    put_marked(kUfid1, 1000, 77);
+    const uint32_t n = 20;
+    for (uint32_t i = 0; i < n; i++) {
+        ASSERT_TRUE(send_raw(net_.b(), udp_frame(1000, i)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_EQ(afxdp_dev_flow_del(dev_.get(), kUfid1), 0);
+    put_marked(kUfid2, 2000, 77);
+    std::vector<Received> got = receive_copies(q_, n, 1000);
+    ASSERT_EQ(got.size(), size_t(n));
+    size_t taken = 0;
+    for (const Received &r : got) {
+        taken += r.has_mark;
+    }
+    EXPECT_EQ(taken, 0u) << "flow 1000's packets taken for flow 2000's";
+    EXPECT_EQ(stats_of(q_).rx_flow_marks_stale, uint64_t(n));
+    EXPECT_EQ(stats_of(q_).rx_flow_marks, 0u);
+
+    // Flow 2000's own come with the mark; flow 2000 put again (new
+    // actions, the same mark) keeps it for its packets in flight.
+    for (uint32_t i = 0; i < 5; i++) {
+        ASSERT_TRUE(send_raw(net_.b(), udp_frame(2000, i)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    put_marked(kUfid2, 2000, 77);
+    got = receive_copies(q_, 5, 1000);
+    ASSERT_EQ(got.size(), 5u);
+    for (const Received &r : got) {
+        EXPECT_TRUE(r.has_mark);
+        EXPECT_EQ(r.mark, 77u);
+    }
+    expect_frames_add_up(q_, 0);
+}
+
 TEST_P(FastPathMode, OnlyMetadataTheKernelWroteIsTaken)
 {
+    SKIP_WITHOUT_MARKS();
     // Many drivers cannot carry XDP metadata (hints.hh): there the kernel
     // writes nothing in front of a packet.  To stand for one, the device's
     // program gives way to a bare redirect into the same sockets.  What a
@@ -2794,6 +2877,7 @@ bounce(afxdp_queue *q, std::initializer_list<uint16_t> flows, uint32_t n)
 
 TEST_P(FastPathMode, MetadataThatCameWithTheFrameIsNotTaken)
 {
+    SKIP_WITHOUT_MARKS();
     // A frame can reach the program with metadata already in front of it:
     // one that came to the veth as an XDP frame (sent back by XDP_TX on
     // the peer, as here, or redirected in by another program).  The
