@@ -97,7 +97,7 @@ AC_DEFUN([AFXDP_CHECK_OVS_FEATURES], [
   rm -rf $afxdp_probe && mkdir $afxdp_probe
   afxdp_probe_files="configure.ac lib/netdev-linux.c lib/netdev-linux-private.h
     lib/dp-packet.h lib/netdev.c lib/dpif-offload-provider.h
-    lib/netdev-offload-provider.h lib/flow.h"
+    lib/netdev-offload-provider.h lib/flow.h lib/dpif-netdev-private-flow.h"
   if test $OVS_SOURCE_KIND = dir; then
     for f in $afxdp_probe_files; do
       if test -f "$OVS_SOURCE/$f"; then
@@ -201,6 +201,12 @@ lib/netdev-linux.c).])
     OVS_PATCHES_APPLIED="$OVS_PATCHES_APPLIED
       ovs-patches/dpif-offload-afxdp-class.patch"
     OVS_PATCHES_APPLIED=`echo $OVS_PATCHES_APPLIED`
+  elif test -f $afxdp_probe/lib/netdev-offload-provider.h \
+       && ! AFXDP_OVS_GREP([lib/dpif-netdev-private-flow.h],
+                           [struct dp_netdev_flow_stats last_stats;]); then
+    dnl Without it the offload's counts cannot be told to each copy of a
+    dnl megaflow once (netdev-afxdp-compat.h's afxdp_ovs_flow_told()).
+    afxdp_ovs_offload="none: no last_stats in struct dp_netdev_flow"
   elif test -f $afxdp_probe/lib/netdev-offload-provider.h; then
     afxdp_ovs_offload="netdev flow API"
     OVS_AFXDP_NETDEV_FLOW_API=1

@@ -40,4 +40,32 @@ afxdp_batch_clear(struct dp_packet_batch *batch)
 #define afxdp_flow_compose(PACKET, FLOW) flow_compose(PACKET, FLOW, NULL, 0)
 #endif
 
+/* What dpif-netdev was told last, by the offload's flow_get, for the copy
+ * of a megaflow whose mega_ufid 'ufid' is (netdev flow API, OVS 3.1 to
+ * 3.6, which asks with a pointer to the copy's own): the copy keeps it in
+ * its last_stats (configure turns that API off for an OVS without them).
+ * The offload's counts are told to each copy once through it
+ * (afxdp_flow_counts).  A macro, so that files without the flow API need
+ * not include dpif-netdev's private header. */
+#if OVS_AFXDP_NETDEV_FLOW_API
+#define afxdp_ovs_flow_told(UFID, TOLD)                                     \
+    do {                                                                    \
+        struct dp_netdev_flow *flow_ =                                      \
+            CONTAINER_OF(CONST_CAST(ovs_u128 *, UFID),                      \
+                         struct dp_netdev_flow, mega_ufid);                 \
+        unsigned long long n_;                                              \
+        long long used_;                                                    \
+        uint16_t flags_;                                                    \
+                                                                            \
+        atomic_read_relaxed(&flow_->last_stats.packet_count, &n_);          \
+        (TOLD)->n_packets = n_;                                             \
+        atomic_read_relaxed(&flow_->last_stats.byte_count, &n_);            \
+        (TOLD)->n_bytes = n_;                                               \
+        atomic_read_relaxed(&flow_->last_stats.used, &used_);               \
+        (TOLD)->used_msec = used_;                                          \
+        atomic_read_relaxed(&flow_->last_stats.tcp_flags, &flags_);         \
+        (TOLD)->tcp_flags = flags_;                                         \
+    } while (0)
+#endif
+
 #endif /* netdev-afxdp-compat.h */

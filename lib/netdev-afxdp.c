@@ -527,6 +527,9 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     int mtu = 0;
     int numa_node = -1;
 
+    /* Before our locks (the offload's come first): if the port reopens,
+     * its flows' XDP counts end as read now. */
+    netdev_offload_afxdp_port_closing(netdev);
     netdev_get_mtu(netdev, &mtu);
     if (ovs_numa_get_n_numas() > 1) {
         int numa_id = netdev_get_numa_id(netdev);
@@ -1030,7 +1033,8 @@ netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
 }
 
 int
-netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid)
+netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid,
+                      struct afxdp_flow_counts *counts)
 {
     struct afxdp_dev *core;
     int error = EOPNOTSUPP;
@@ -1038,7 +1042,7 @@ netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid)
     ovs_mutex_lock(&afxdp_ports_mutex);
     core = afxdp_offload_core(netdev);
     if (core) {
-        error = afxdp_dev_flow_del(core, ufid->u32);
+        error = afxdp_dev_flow_del_counted(core, ufid->u32, counts);
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
     return error;
@@ -1184,6 +1188,8 @@ afxdp_show_fast_path(struct ds *s, const struct afxdp_port *port)
     if (!fp.marks) {
         ds_put_format(s, "    no flow marks: %s\n", fp.marks_reason);
     }
+    ds_put_format(s, "    counted after OVS's last read: %"PRIu64" packets, "
+                  "%"PRIu64" bytes\n", fp.untold_packets, fp.untold_bytes);
     netdev_offload_afxdp_get_targets(port->netdev, &targets);
     ds_put_format(s, "    redirect targets: %s\n",
                   targets.length ? ds_cstr(&targets) : "none");

@@ -34,6 +34,7 @@
 #include "netdev.h"
 #include "netdev-provider.h"
 #if OVS_AFXDP_NETDEV_FLOW_API
+#include "dpif-netdev-private-flow.h"
 #include "netdev-offload-provider.h"
 #else
 #include "dpif-offload-provider.h"
@@ -78,9 +79,8 @@ struct offloaded_flow {
                                     * none, a drop), if it takes XDP
                                     * frames now (see 'targets'). */
     enum afxdp_offload_refusal refusal;   /* If not. */
-    /* XDP's counts, which restart when the port reopens: 'base' holds
-     * what earlier openings counted, 'last' the latest read. */
-    struct afxdp_flow_stats base, last;
+    /* XDP's counts, told to OVS's copies of the megaflow each once. */
+    struct afxdp_flow_counts counts;
 #if OVS_AFXDP_DPIF_OFFLOAD
     const struct dpif_offload *offload;  /* Ours, of the in_port's dpif. */
     struct hmap_node mark_node;    /* In 'marks', by 'mark'. */
@@ -89,6 +89,9 @@ struct offloaded_flow {
     struct pmd_ref {
         unsigned pmd_id;
         void *flow_reference;
+        const ovs_u128 *ufid;      /* The copy's own mega_ufid, which OVS
+                                    * asks for its counts with. */
+        struct afxdp_flow_stats told;   /* What that copy was told. */
     } *refs OVS_GUARDED_BY(refs_mutex);
     size_t n_refs OVS_GUARDED_BY(refs_mutex);
 #endif
@@ -713,32 +716,42 @@ flow_install(struct offloaded_flow *f)
     return error;
 }
 
-/* XDP's counts for 'f' since it was first put. */
+/* Reads XDP's count of 'f' now. */
 static void
-flow_read_stats(struct offloaded_flow *f, struct dpif_flow_stats *stats)
+flow_read_xdp(struct offloaded_flow *f)
     OVS_REQUIRES(offload_mutex)
 {
     struct afxdp_flow_stats now;
 
     if (!netdev_afxdp_flow_stats(f->netdev, &f->ufid, &now)) {
-        f->last = now;
+        afxdp_flow_counts_read(&f->counts, &now);
     }
-    memset(stats, 0, sizeof *stats);
-    stats->n_packets = f->base.n_packets + f->last.n_packets;
-    stats->n_bytes = f->base.n_bytes + f->last.n_bytes;
-    stats->used = MAX(f->base.used_msec, f->last.used_msec);
-    stats->tcp_flags = f->base.tcp_flags | f->last.tcp_flags;
 }
-/* Folds the counts of 'f' so far into 'base': its XDP flow restarts. */
+
+/* What one of OVS's copies of 'f' ('is_copy' false: a reader that is no
+ * copy) is told now, into 'stats': '*told' comes in as what it was told
+ * last, and goes out as what it is told. */
 static void
-flow_restart_stats(struct offloaded_flow *f)
+flow_tell(struct offloaded_flow *f, bool is_copy,
+          struct afxdp_flow_stats *told, struct dpif_flow_stats *stats)
     OVS_REQUIRES(offload_mutex)
 {
-    f->base.n_packets += f->last.n_packets;
-    f->base.n_bytes += f->last.n_bytes;
-    f->base.used_msec = MAX(f->base.used_msec, f->last.used_msec);
-    f->base.tcp_flags |= f->last.tcp_flags;
-    memset(&f->last, 0, sizeof f->last);
+    flow_read_xdp(f);
+    afxdp_flow_counts_tell(&f->counts, is_copy, told);
+    memset(stats, 0, sizeof *stats);
+    stats->n_packets = told->n_packets;
+    stats->n_bytes = told->n_bytes;
+    stats->used = told->used_msec;
+    stats->tcp_flags = told->tcp_flags;
+}
+
+/* 'f' leaves the fast path: what XDP counted after OVS's last read of it
+ * is counted on its port (afxdp/show), as OVS asks for no final count. */
+static void
+flow_del_from_core(struct offloaded_flow *f)
+    OVS_REQUIRES(offload_mutex)
+{
+    netdev_afxdp_flow_del(f->netdev, &f->ufid, &f->counts);
 }
 
 /* Finds or makes the flow of 'netdev' known by 'ufid' and gives it the
@@ -759,7 +772,7 @@ flow_update(const struct netdev *netdev, const ovs_u128 *ufid,
         f->ufid = *ufid;
         hmap_insert(&flows, &f->node, hash_bytes(ufid, sizeof *ufid, 0));
     } else {
-        flow_restart_stats(f);
+        /* Its XDP count goes on (a flow put again keeps it). */
         free(f->actions);
     }
     f->match = *match;
@@ -785,8 +798,13 @@ targets_run(void)
     }
 }
 
-/* The counts and state of the flow of 'netdev' known by 'ufid' for OVS:
- * false if there is none. */
+static void flow_tell_copy(struct offloaded_flow *, const ovs_u128 *ufid,
+                           struct dpif_flow_stats *)
+    OVS_REQUIRES(offload_mutex);
+
+/* The counts and state of the flow of 'netdev' known by 'ufid' for OVS's
+ * copy of the megaflow whose mega_ufid 'ufid' points to: false if there is
+ * none. */
 static bool
 flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
            struct dpif_flow_stats *stats, struct dpif_flow_attrs *attrs)
@@ -801,7 +819,7 @@ flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
                                           ? target_find(netdev, f->target)
                                           : NULL;
 
-        flow_read_stats(f, stats);
+        flow_tell_copy(f, ufid, stats);
         /* dpctl shows "offloaded:yes, dp:xdp", or "offloaded:partial"
          * where the packets still reach OVS, with their mark (if the port
          * uses marks: see netdev_afxdp_takes_marks()); a flow whose
@@ -833,7 +851,7 @@ flows_flush(const struct netdev *netdev, bool in_core)
     HMAP_FOR_EACH_SAFE (f, node, &flows) {
         if (f->netdev == netdev) {
             if (in_core) {
-                netdev_afxdp_flow_del(netdev, &f->ufid);
+                flow_del_from_core(f);
             }
             flow_forget(f);
         }
@@ -856,6 +874,19 @@ flow_forget(struct offloaded_flow *f)
     OVS_REQUIRES(offload_mutex)
 {
     flow_free(f);
+}
+
+/* OVS asks with a pointer to the copy's own mega_ufid, whose last_stats
+ * hold what it was told last. */
+static void
+flow_tell_copy(struct offloaded_flow *f, const ovs_u128 *ufid,
+               struct dpif_flow_stats *stats)
+    OVS_REQUIRES(offload_mutex)
+{
+    struct afxdp_flow_stats told;
+
+    afxdp_ovs_flow_told(ufid, &told);
+    flow_tell(f, true, &told, stats);
 }
 
 static int
@@ -904,13 +935,13 @@ afxdp_flow_del(struct netdev *netdev, const ovs_u128 *ufid,
     ovs_mutex_lock(&offload_mutex);
     f = flow_find(netdev, ufid);
     if (f) {
-        struct dpif_flow_stats last;
-
-        flow_read_stats(f, &last);
         if (stats) {
-            *stats = last;
+            /* dpif-netdev asks for none; another caller is no copy. */
+            struct afxdp_flow_stats told = { 0 };
+
+            flow_tell(f, false, &told, stats);
         }
-        netdev_afxdp_flow_del(netdev, ufid);
+        flow_del_from_core(f);
         flow_free(f);
     } else {
         error = ENOENT;
@@ -1085,10 +1116,13 @@ mark_alloc(struct afxdp_offload *o, uint32_t *mark)
     return false;
 }
 
-/* Makes 'ref' the flow reference of PMD 'pmd_id' for 'f', returning the
- * one it replaces, if any. */
+/* Makes 'ref' the flow reference of PMD 'pmd_id' for 'f', its copy of
+ * the megaflow known by its own mega_ufid 'ufid', returning the reference
+ * it replaces, if any.  A copy put again keeps what it was told; one that
+ * replaces another starts from nothing. */
 static void *
-flow_set_ref(struct offloaded_flow *f, unsigned pmd_id, void *ref)
+flow_set_ref(struct offloaded_flow *f, unsigned pmd_id, void *ref,
+             const ovs_u128 *ufid)
     OVS_REQUIRES(offload_mutex)
 {
     void *old = NULL;
@@ -1100,13 +1134,47 @@ flow_set_ref(struct offloaded_flow *f, unsigned pmd_id, void *ref)
     }
     if (i < f->n_refs) {
         old = f->refs[i].flow_reference;
+        if (old != ref) {
+            memset(&f->refs[i].told, 0, sizeof f->refs[i].told);
+        }
     } else {
         f->refs = xrealloc(f->refs, (f->n_refs + 1) * sizeof *f->refs);
+        memset(&f->refs[f->n_refs], 0, sizeof f->refs[f->n_refs]);
         f->refs[f->n_refs++].pmd_id = pmd_id;
     }
     f->refs[i].flow_reference = ref;
+    f->refs[i].ufid = ufid;
     ovs_mutex_unlock(&refs_mutex);
     return old;
+}
+
+/* OVS asks with a pointer to the copy's own mega_ufid, as it put it: what
+ * that copy was told is in its reference.  Any other reader is no copy. */
+static void
+flow_tell_copy(struct offloaded_flow *f, const ovs_u128 *ufid,
+               struct dpif_flow_stats *stats)
+    OVS_REQUIRES(offload_mutex)
+{
+    struct afxdp_flow_stats told = { 0 };
+    bool copy = false;
+    size_t i;
+
+    /* The refs change only under 'offload_mutex', which we hold. */
+    ovs_mutex_lock(&refs_mutex);
+    for (i = 0; i < f->n_refs && f->refs[i].ufid != ufid; i++) {
+        continue;
+    }
+    if (i < f->n_refs) {
+        told = f->refs[i].told;
+        copy = true;
+    }
+    ovs_mutex_unlock(&refs_mutex);
+    flow_tell(f, copy, &told, stats);
+    if (copy) {
+        ovs_mutex_lock(&refs_mutex);
+        f->refs[i].told = told;
+        ovs_mutex_unlock(&refs_mutex);
+    }
 }
 
 static int
@@ -1124,10 +1192,11 @@ afxdp_offload_flow_put(const struct dpif_offload *offload,
     f = flow_find(netdev, put->ufid);
     /* Each PMD thread puts the megaflow it installed: the first put goes
      * into the maps, the others only add their reference, unless the
-     * actions changed (a revalidator's modification). */
+     * actions changed (a revalidator's modification).  The match is the
+     * same: the ufid is its hash.  (Each PMD's struct match has its own
+     * bytes outside the mask.) */
     same = f && f->actions_len == put->actions_len
-           && !memcmp(f->actions, put->actions, put->actions_len)
-           && !memcmp(&f->match, put->match, sizeof f->match);
+           && !memcmp(f->actions, put->actions, put->actions_len);
     if (!same) {
         f = flow_update(netdev, put->ufid, put->match, put->actions,
                         put->actions_len, &is_new);
@@ -1151,7 +1220,7 @@ afxdp_offload_flow_put(const struct dpif_offload *offload,
         }
     }
     *previous_flow_reference = flow_set_ref(f, put->pmd_id,
-                                            put->flow_reference);
+                                            put->flow_reference, put->ufid);
 out:
     ovs_mutex_unlock(&offload_mutex);
     if (put->stats) {
@@ -1188,9 +1257,12 @@ afxdp_offload_flow_del(const struct dpif_offload *offload OVS_UNUSED,
     if (held && last) {
         /* No PMD has the megaflow any more: out of XDP. */
         if (del->stats) {
-            flow_read_stats(f, del->stats);
+            /* dpif-netdev asks for none; another caller is no copy. */
+            struct afxdp_flow_stats told = { 0 };
+
+            flow_tell(f, false, &told, del->stats);
         }
-        netdev_afxdp_flow_del(netdev, del->ufid);
+        flow_del_from_core(f);
         flow_forget(f);
     }
     ovs_mutex_unlock(&offload_mutex);
@@ -1448,7 +1520,10 @@ netdev_offload_afxdp_port_opened(struct netdev *netdev)
         if (f->netdev != netdev) {
             continue;
         }
-        flow_restart_stats(f);
+        /* Its XDP count ended with the old maps (read a last time by
+         * netdev_offload_afxdp_port_closing()); the new one starts at
+         * zero. */
+        afxdp_flow_counts_end(&f->counts);
         n++;
         if (flow_install(f)) {
             /* OVS still takes it as offloaded: its packets go through
@@ -1462,6 +1537,20 @@ netdev_offload_afxdp_port_opened(struct netdev *netdev)
                   "fast path (%"PRIuSIZE" failed).", netdev_get_name(netdev),
                   n, failed);
     }
+}
+
+void
+netdev_offload_afxdp_port_closing(const struct netdev *netdev)
+{
+    struct offloaded_flow *f;
+
+    ovs_mutex_lock(&offload_mutex);
+    HMAP_FOR_EACH (f, node, &flows) {
+        if (f->netdev == netdev) {
+            flow_read_xdp(f);
+        }
+    }
+    ovs_mutex_unlock(&offload_mutex);
 }
 
 void
@@ -1521,6 +1610,11 @@ netdev_offload_afxdp_enabled(const char **why)
 
 void
 netdev_offload_afxdp_port_opened(struct netdev *netdev OVS_UNUSED)
+{
+}
+
+void
+netdev_offload_afxdp_port_closing(const struct netdev *netdev OVS_UNUSED)
 {
 }
 

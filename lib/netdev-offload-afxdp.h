@@ -41,6 +41,11 @@ bool netdev_offload_afxdp_enabled(const char **why);
  * flow OVS gave it.  Called with no lock held. */
 void netdev_offload_afxdp_port_opened(struct netdev *netdev);
 
+/* 'netdev' is about to reopen (its maps to close): reads XDP's counts of
+ * its flows a last time, for netdev_offload_afxdp_port_opened() to end.
+ * Called with no lock held. */
+void netdev_offload_afxdp_port_closing(const struct netdev *netdev);
+
 /* 'netdev' is being destroyed: forgets its flows and withdraws it as a
  * redirect target from every other port. */
 void netdev_offload_afxdp_port_destroyed(const struct netdev *netdev);
@@ -114,7 +119,8 @@ int netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
                           const struct afxdp_flow_action *actions,
                           size_t n_actions, uint32_t mark,
                           enum afxdp_offload_refusal *refusal);
-int netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid);
+int netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid,
+                          struct afxdp_flow_counts *counts);
 int netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
                             struct afxdp_flow_stats *stats);
 int netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,

@@ -782,6 +782,9 @@ struct afxdp_fast_path_stats {
                                              * by reason. */
     uint64_t put_failed;         /* Puts the maps had no room for, or that
                                   * the kernel refused. */
+    /* Counted by XDP after OVS's last read of a flow it then deleted. */
+    uint64_t untold_packets;
+    uint64_t untold_bytes;
 };
 void afxdp_dev_get_fast_path(const struct afxdp_dev *,
                              struct afxdp_fast_path_stats *) AFXDP_NOEXCEPT;
@@ -807,6 +810,12 @@ int afxdp_dev_flow_put(struct afxdp_dev *, const uint32_t ufid[4],
 /* Takes the flow out of the fast path: 0, or ENOENT. */
 int afxdp_dev_flow_del(struct afxdp_dev *, const uint32_t ufid[4])
     AFXDP_NOEXCEPT;
+struct afxdp_flow_counts;
+/* The same, for a flow whose counts OVS was told through 'counts' (read a
+ * last time here): what XDP counted after OVS's last read, which OVS
+ * never asks for, is counted in the device's afxdp_fast_path_stats. */
+int afxdp_dev_flow_del_counted(struct afxdp_dev *, const uint32_t ufid[4],
+                               struct afxdp_flow_counts *) AFXDP_NOEXCEPT;
 
 /* What XDP did for a flow since it was put: packets and bytes it dropped
  * or redirected (those it handed to OVS, OVS counts), when, and the TCP
@@ -823,6 +832,48 @@ struct afxdp_flow_stats {
 };
 int afxdp_dev_flow_stats(const struct afxdp_dev *, const uint32_t ufid[4],
                          struct afxdp_flow_stats *) AFXDP_NOEXCEPT;
+
+/* One offloaded megaflow's counts as OVS reads them, kept by the shim for
+ * each flow it put (zeroed when it first puts it).  The rule: every packet
+ * XDP executed for the megaflow is told to OVS exactly once, whatever
+ * puts, deletes, reopens and copies come (flow_counts.cc):
+ *   - XDP counts a flow from when it is put into the maps until they
+ *     close: a flow put again keeps its count.  Only when its maps close
+ *     (the port reopens) does that count end, read a last time, and join
+ *     'ended'; the flow's next count starts at zero.
+ *   - OVS keeps one copy of a megaflow per PMD thread that installed it,
+ *     asks for the offload's counts once per copy, and adds what a copy is
+ *     told to that copy's own count, each a running total.  A copy is told
+ *     what it was told last plus what XDP counted since any copy was last
+ *     told: each copy's figure only grows, and the copies' figures add up
+ *     to XDP's count.
+ * 'used_msec' and 'tcp_flags' go to every copy alike. */
+struct afxdp_flow_counts {
+    struct afxdp_flow_stats ended;    /* XDP's counts that ended. */
+    struct afxdp_flow_stats running;  /* The count running now, as last
+                                       * read. */
+    /* Of ended + running, what the copies were told. */
+    uint64_t told_packets;
+    uint64_t told_bytes;
+};
+
+/* XDP's running count read now ('now', as afxdp_dev_flow_stats() gave).
+ * A count lower than the last read is a new one: the old one ended. */
+void afxdp_flow_counts_read(struct afxdp_flow_counts *,
+                            const struct afxdp_flow_stats *now)
+    AFXDP_NOEXCEPT;
+/* The running count ended (its maps closed), as last read. */
+void afxdp_flow_counts_end(struct afxdp_flow_counts *) AFXDP_NOEXCEPT;
+/* What a copy of the megaflow is told now: '*told' comes in as what it
+ * was told last (zeros for a new copy) and goes out as what to tell it.
+ * 'is_copy' false: a reader that is no copy, told no packets. */
+void afxdp_flow_counts_tell(struct afxdp_flow_counts *, bool is_copy,
+                            struct afxdp_flow_stats *told) AFXDP_NOEXCEPT;
+/* What XDP counted that no copy was told: packets after OVS's last read
+ * of a megaflow it deletes (its API asks for no final count). */
+void afxdp_flow_counts_untold(const struct afxdp_flow_counts *,
+                              uint64_t *packets, uint64_t *bytes)
+    AFXDP_NOEXCEPT;
 
 /* Whether packets the fast path redirects to interface 'ifindex' get out
  * now: its driver transmits XDP frames (a veth only while its peer has an

@@ -96,6 +96,13 @@ afxdp_dev_flow_del(struct afxdp_dev *dev, const uint32_t ufid[4]) noexcept
 }
 
 extern "C" int
+afxdp_dev_flow_del_counted(struct afxdp_dev *dev, const uint32_t ufid[4],
+                           struct afxdp_flow_counts *counts) noexcept
+{
+    return -dev->flow_del(ufid, counts);
+}
+
+extern "C" int
 afxdp_dev_flow_stats(const struct afxdp_dev *dev, const uint32_t ufid[4],
                      struct afxdp_flow_stats *stats) noexcept
 {

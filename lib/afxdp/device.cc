@@ -542,11 +542,38 @@ afxdp_dev::flow_put(const uint32_t ufid[4], const afxdp_flow_match &match,
     return 0;
 }
 
+namespace {
+
+// A flow's counts as the C API gives them.
+afxdp_flow_stats
+stats_for_ovs(const afxdp::FastPathFlowStats &st) noexcept
+{
+    afxdp_flow_stats out = {};
+    out.n_packets = st.packets;
+    out.n_bytes = st.bytes;
+    // Both CLOCK_MONOTONIC.
+    out.used_msec = (long long) (st.used_ns / 1000000);
+    out.tcp_flags = st.tcp_flags;
+    return out;
+}
+
+}  // namespace
+
 int
-afxdp_dev::flow_del(const uint32_t ufid[4]) noexcept
+afxdp_dev::flow_del(const uint32_t ufid[4], afxdp_flow_counts *counts)
+    noexcept
 {
     const afxdp::FlowTable::Ufid id = {ufid[0], ufid[1], ufid[2], ufid[3]};
     std::lock_guard<std::mutex> g(fast_path_mutex_);
+    afxdp::FastPathFlowStats st;
+    if (counts && !fast_path_.flow_stats(id, &st)) {
+        const afxdp_flow_stats now = stats_for_ovs(st);
+        afxdp_flow_counts_read(counts, &now);
+        uint64_t packets, bytes;
+        afxdp_flow_counts_untold(counts, &packets, &bytes);
+        untold_packets_ += packets;
+        untold_bytes_ += bytes;
+    }
     return fast_path_.del(id);
 }
 
@@ -561,11 +588,7 @@ afxdp_dev::flow_stats(const uint32_t ufid[4], afxdp_flow_stats *out) const
     if (err) {
         return err;
     }
-    out->n_packets = st.packets;
-    out->n_bytes = st.bytes;
-    // Both CLOCK_MONOTONIC.
-    out->used_msec = (long long) (st.used_ns / 1000000);
-    out->tcp_flags = st.tcp_flags;
+    *out = stats_for_ovs(st);
     return 0;
 }
 
@@ -608,4 +631,6 @@ afxdp_dev::fast_path_stats(afxdp_fast_path_stats *out) const noexcept
     fast_path_.counters(out->packets);
     std::memcpy(out->refused, refused_, sizeof refused_);
     out->put_failed = put_failed_;
+    out->untold_packets = untold_packets_;
+    out->untold_bytes = untold_bytes_;
 }

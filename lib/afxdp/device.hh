@@ -39,7 +39,9 @@ public:
     int flow_put(const uint32_t ufid[4], const afxdp_flow_match &,
                  const afxdp_flow_action *, size_t n_actions, uint32_t mark,
                  afxdp_offload_refusal *refusal) noexcept;
-    int flow_del(const uint32_t ufid[4]) noexcept;
+    // With 'counts', what XDP counted that OVS was not told is counted.
+    int flow_del(const uint32_t ufid[4],
+                 afxdp_flow_counts *counts = nullptr) noexcept;
     int flow_stats(const uint32_t ufid[4], afxdp_flow_stats *) const noexcept;
     int fast_path_target(int ifindex, bool add) noexcept;
     bool fast_path_target_lost(int ifindex, uint64_t *lost) const noexcept;
@@ -139,6 +141,7 @@ private:
     mutable std::mutex fast_path_mutex_;   // fast_path_'s table and the
     uint64_t refused_[AFXDP_REFUSED_N] = {};   // counters below.
     uint64_t put_failed_ = 0;
+    uint64_t untold_packets_ = 0, untold_bytes_ = 0;
 };
 
 #endif  // AFXDP_DEVICE_HH
