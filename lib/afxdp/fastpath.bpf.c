@@ -763,7 +763,12 @@ lookup_masks(const struct afxdp_flow_key *key,
     __u64 *mkw = (__u64 *) &e->key;
     __u64 *tail = (__u64 *) out;
 
-    e->generation = 0;   /* Per CPU: no reader until it is whole. */
+    /* Per CPU: no reader until it is whole.  An exchange, which every
+     * JIT makes a full barrier (x86 xchg, arm64 swpal): the slots below
+     * are read after the generation lookup() read, on a CPU that may
+     * reorder loads too.  Else a flow read before the core changed the
+     * maps could be cached under the generation written after. */
+    __atomic_exchange_n(&e->generation, 0, __ATOMIC_SEQ_CST);
     fk.pad = 0;
     /* 64 bits: spilled to the stack, a 32-bit counter loses its value to
      * the verifier, which then sees the loop as endless. */
@@ -847,7 +852,7 @@ static __always_inline const struct afxdp_fp_action *
 lookup(const struct afxdp_flow_key *key, const struct afxdp_fp_config *cfg,
        int *changing)
 {
-    const __u64 generation = cfg->generation;
+    const __u64 generation = LOAD_ONCE(&cfg->generation);
     /* The sum's top bits, which depend on every bit of the key (a
      * product's bit n on the word's bits up to n): a multiply shorter
      * than the whole hash on the way to the entry's first load. */

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <arpa/inet.h>
+#include <atomic>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
@@ -327,6 +328,10 @@ FastPath::write_config() noexcept
     afxdp_fp_config c = {s_.table.mask_slots(), uint32_t(s_.ifindex),
                          !bpf_map_get_next_key(s_.failing_fd, nullptr, &key),
                          s_.n_queues, ++s_.generation};
+    // The maps' changes before the generation that voids what was cached
+    // of them, on a CPU that may reorder stores too (the program's side:
+    // lookup_masks()).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     errno = 0;
     return map_result(bpf_map_update_elem(s_.config_fd, &zero, &c, BPF_ANY));
 }
