@@ -564,7 +564,8 @@ target_check(struct redirect_target *t)
     OVS_REQUIRES(offload_mutex)
 {
     char why[sizeof t->why] = "";
-    bool ok = afxdp_xdp_target_ok(t->ifindex, why, sizeof why);
+    /* 't->name' is the port's, an afxdp port's interface's name. */
+    bool ok = afxdp_xdp_target_ok(t->ifindex, t->name, why, sizeof why);
     uint64_t lost;
     bool withdrawn = t->ok
                      && netdev_afxdp_fast_path_target_lost(t->netdev,

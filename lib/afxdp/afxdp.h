@@ -876,13 +876,15 @@ void afxdp_flow_counts_untold(const struct afxdp_flow_counts *,
     AFXDP_NOEXCEPT;
 
 /* Whether packets the fast path redirects to interface 'ifindex' get out
- * now: its driver transmits XDP frames (a veth only while its peer has an
+ * now: it is still the interface named 'ifname' (an index a deleted
+ * interface freed may go to the next one made or moved in; NULL: any),
+ * and its driver transmits XDP frames (a veth only while its peer has an
  * XDP program or GRO on; some other drivers only with an XDP program
  * attached in native mode).  False with the reason in 'why' (also where
  * the kernel cannot say, before Linux 6.3).  Asks the kernel each time:
- * the answer changes with the peer. */
-bool afxdp_xdp_target_ok(int ifindex, char *why, size_t whylen)
-    AFXDP_NOEXCEPT;
+ * the answers change with the interface and its peer. */
+bool afxdp_xdp_target_ok(int ifindex, const char *ifname, char *why,
+                         size_t whylen) AFXDP_NOEXCEPT;
 
 /* Lets the device's flows redirect to interface 'ifindex' (add), or no
  * longer (a flow's packets for it then go to OVS).  Add only a target

@@ -62,9 +62,11 @@ afxdp_dev_prog_attached(const struct afxdp_dev *dev) noexcept
 }
 
 extern "C" bool
-afxdp_xdp_target_ok(int ifindex, char *why, size_t whylen) noexcept
+afxdp_xdp_target_ok(int ifindex, const char *ifname, char *why,
+                    size_t whylen) noexcept
 {
-    return afxdp::xdp_redirect_target_ok(ifindex, why, whylen);
+    return (!ifname || afxdp::interface_is(ifindex, ifname, why, whylen))
+           && afxdp::xdp_redirect_target_ok(ifindex, why, whylen);
 }
 
 extern "C" bool

@@ -583,6 +583,23 @@ veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept
 }
 
 bool
+interface_is(int ifindex, const char *name, char *why, size_t whylen)
+    noexcept
+{
+    char now[IF_NAMESIZE] = "";
+    if (!if_indextoname(unsigned(ifindex), now)) {
+        std::snprintf(why, whylen, "interface %d is gone", ifindex);
+        return false;
+    }
+    if (std::strcmp(now, name)) {
+        std::snprintf(why, whylen, "interface %d is %s now, not %s", ifindex,
+                      now, name);
+        return false;
+    }
+    return true;
+}
+
+bool
 xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept
 {
     uint64_t act = 0;

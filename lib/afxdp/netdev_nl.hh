@@ -31,6 +31,12 @@ int netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept;
 // veth take them only while an XDP program is attached in native mode.
 bool xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept;
 
+// Whether interface 'ifindex' is the one named 'name' (in this network
+// namespace): an index freed by a deleted interface may be given to the
+// next one created, or to one moved in.  False with the reason in 'why'.
+bool interface_is(int ifindex, const char *name, char *why, size_t whylen)
+    noexcept;
+
 // The same answer where the kernel has no xdp-features to ask (before
 // Linux 6.3), for veth, from its peer: a veth takes redirected frames
 // while its peer is up with NAPI on, that is with an XDP program in

@@ -42,6 +42,7 @@
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -3021,7 +3022,7 @@ TEST_F(FastPathDev, ARedirectTargetIsOkExactlyWhileItsDriverTakesXdpFrames)
     const int a = int(if_nametoindex(net_.a()));
     const int b = int(if_nametoindex(net_.b()));
     char why[256];
-    EXPECT_FALSE(afxdp_xdp_target_ok(a, why, sizeof why));
+    EXPECT_FALSE(afxdp_xdp_target_ok(a, nullptr, why, sizeof why));
     if (std::strstr(why, "Linux 6.3")) {
         GTEST_SKIP() << why;
     }
@@ -3029,19 +3030,47 @@ TEST_F(FastPathDev, ARedirectTargetIsOkExactlyWhileItsDriverTakesXdpFrames)
               std::string::npos) << why;
     int prog = attach_xdp_pass(b);
     ASSERT_GE(prog, 0) << std::strerror(-prog);
-    EXPECT_TRUE(afxdp_xdp_target_ok(a, why, sizeof why)) << why;
+    EXPECT_TRUE(afxdp_xdp_target_ok(a, nullptr, why, sizeof why)) << why;
     EXPECT_STREQ(why, "");
-    EXPECT_FALSE(afxdp_xdp_target_ok(b, why, sizeof why))
+    EXPECT_FALSE(afxdp_xdp_target_ok(b, nullptr, why, sizeof why))
         << "only A's peer changed";
     ASSERT_EQ(bpf_xdp_detach(b, XDP_FLAGS_DRV_MODE, nullptr), 0);
     close(prog);
-    EXPECT_FALSE(afxdp_xdp_target_ok(a, why, sizeof why));
+    EXPECT_FALSE(afxdp_xdp_target_ok(a, nullptr, why, sizeof why));
     if (run_ethtool("-K " + std::string(net_.b()) + " gro on")) {
         return;   // No ethtool: the XDP half was checked.
     }
-    EXPECT_TRUE(afxdp_xdp_target_ok(a, why, sizeof why)) << why;
+    EXPECT_TRUE(afxdp_xdp_target_ok(a, nullptr, why, sizeof why)) << why;
     ASSERT_EQ(run_ethtool("-K " + std::string(net_.b()) + " gro off"), 0);
-    EXPECT_FALSE(afxdp_xdp_target_ok(a, why, sizeof why));
+    EXPECT_FALSE(afxdp_xdp_target_ok(a, nullptr, why, sizeof why));
+}
+
+TEST_F(FastPathDev, ARedirectTargetIsTheInterfaceItWasNamedFor)
+{
+    // An index a deleted interface freed may go to the next one made:
+    // a target is checked by name too.
+    const int a = int(if_nametoindex(net_.a()));
+    const int b = int(if_nametoindex(net_.b()));
+    int prog = attach_xdp_pass(b);
+    ASSERT_GE(prog, 0) << std::strerror(-prog);
+    char why[256];
+    bool ok = afxdp_xdp_target_ok(a, nullptr, why, sizeof why);
+    if (!ok && std::strstr(why, "Linux 6.3")) {
+        bpf_xdp_detach(b, XDP_FLAGS_DRV_MODE, nullptr);
+        close(prog);
+        GTEST_SKIP() << why;
+    }
+    EXPECT_TRUE(ok) << why;
+    EXPECT_TRUE(afxdp_xdp_target_ok(a, net_.a(), why, sizeof why)) << why;
+    EXPECT_FALSE(afxdp_xdp_target_ok(a, net_.b(), why, sizeof why));
+    EXPECT_EQ(std::string(why), "interface " + std::to_string(a) + " is "
+                                + net_.a() + " now, not " + net_.b());
+    // An index no interface has.
+    EXPECT_FALSE(afxdp_xdp_target_ok(INT_MAX, net_.a(), why, sizeof why));
+    EXPECT_EQ(std::string(why), "interface " + std::to_string(INT_MAX)
+                                + " is gone");
+    ASSERT_EQ(bpf_xdp_detach(b, XDP_FLAGS_DRV_MODE, nullptr), 0);
+    close(prog);
 }
 
 // Before Linux 6.3 the core reads a veth's peer instead of the kernel's
@@ -3061,7 +3090,7 @@ TEST_F(FastPathDev, AVethsPeerSaysWhatTheKernelsXdpFeaturesSay)
                      << "ARedirectTargetIsOk... checks the peer alone";
     }
     auto agree = [&](const char *state, bool want, int kernel_want = -1) {
-        bool kernel = afxdp_xdp_target_ok(a, why, sizeof why);
+        bool kernel = afxdp_xdp_target_ok(a, nullptr, why, sizeof why);
         bool peer = afxdp::veth_peer_takes_xdp(a, why_peer, sizeof why_peer);
         EXPECT_EQ(kernel, kernel_want < 0 ? want : kernel_want != 0)
             << state << ": " << why;
@@ -3194,7 +3223,7 @@ TEST_F(FastPathDev, AKernelWithoutTheNetdevFamilyIsAskedForItOnce)
 {
     const int a = int(if_nametoindex(net_.a()));
     char why[256];
-    afxdp_xdp_target_ok(a, why, sizeof why);   // The core's first question.
+    afxdp_xdp_target_ok(a, nullptr, why, sizeof why);   // The core's first question.
     if (genl_ask_family("netdev") != -ENOENT) {
         GTEST_SKIP() << "the kernel has the netdev family (Linux 6.3): "
                         "no modprobe to count";
@@ -3211,7 +3240,7 @@ TEST_F(FastPathDev, AKernelWithoutTheNetdevFamilyIsAskedForItOnce)
                         "the kernel lacks, not 1 (no CONFIG_MODULES?)";
     }
     for (int i = 0; i < 5; i++) {
-        EXPECT_FALSE(afxdp_xdp_target_ok(a, why, sizeof why));
+        EXPECT_FALSE(afxdp_xdp_target_ok(a, nullptr, why, sizeof why));
     }
     EXPECT_EQ(requests.count() - before - control, 0)
         << "checks of a redirect target ran modprobe";
@@ -3294,7 +3323,7 @@ TEST_F(FastPathDev, AVethsPeerInAnotherNamespaceHasItsGroReadThere)
         EXPECT_EQ(afxdp::veth_peer_takes_xdp(ifindex, why, sizeof why), want)
             << state << ": " << why;
         if (kernel_says) {
-            EXPECT_EQ(afxdp_xdp_target_ok(ifindex, why_kernel,
+            EXPECT_EQ(afxdp_xdp_target_ok(ifindex, nullptr, why_kernel,
                                           sizeof why_kernel),
                       want) << state << " (xdp-features): " << why_kernel;
         }
@@ -3354,7 +3383,7 @@ TEST_P(FastPathMode, RedirectsToAnotherInterfaceInXdp)
     int prog = attach_xdp_pass(d);
     ASSERT_GE(prog, 0) << std::strerror(-prog);
     char why[256];
-    ASSERT_TRUE(afxdp_xdp_target_ok(c, why, sizeof why)) << why;
+    ASSERT_TRUE(afxdp_xdp_target_ok(c, nullptr, why, sizeof why)) << why;
     ASSERT_EQ(afxdp_dev_fast_path_target(dev_.get(), c, true), 0);
 
     afxdp_flow_match m = {};
