@@ -25,7 +25,14 @@
  * the rest the near misses, the hits a bit away, and other packets' hits
  * and misses; at the first disagreement it prints both and exits 1.
  *
- * tests/afxdp-offload.at runs both.
+ *   ovstest test-afxdp-xlate --parse N [SEED]
+ *
+ * runs the XDP program's parser (the kernel's test run; root) and OVS's
+ * flow_extract() on N random packets, a third cut short and a third with
+ * a byte changed: wherever the parser takes a packet, its key must be the
+ * one the shim makes of OVS's flow.
+ *
+ * tests/afxdp-offload.at runs all three.
  */
 #include <config.h>
 
@@ -385,6 +392,80 @@ test_random(int n, uint32_t seed)
            n, refused, n - refused, near_misses, near_hits, hits, misses);
 }
 
+/* --parse: the XDP program's parser, run by the kernel, against OVS's
+ * flow_extract() (miniflow_extract()) on the same bytes: random packets,
+ * a third cut short (to an Ethernet header at least) and a third with a
+ * byte changed past the Ethernet addresses.  Wherever the parser takes a packet, its key must be the one
+ * the shim makes of OVS's flow. */
+static void
+test_parse(int n, uint32_t seed)
+{
+    int parsed = 0, punted = 0;
+
+    random_set_seed(seed);
+    for (int i = 0; i < n; i++) {
+        struct dp_packet *packet = dp_packet_new(0);
+        struct afxdp_flow_match xm;
+        struct afxdp_flow_key key;
+        struct flow_wildcards wc;
+        struct flow f, seen;
+        struct match exact;
+
+        random_packet_flow(&f);
+        afxdp_flow_compose(packet, &f);
+        switch (pick(3)) {
+        case 0:
+            /* Not below an Ethernet header: no driver hands XDP less. */
+            dp_packet_set_size(packet, ETH_HEADER_LEN
+                               + pick(dp_packet_size(packet)
+                                      - ETH_HEADER_LEN + 1));
+            break;
+        case 1:
+            if (dp_packet_size(packet) > 12) {
+                uint8_t *b = dp_packet_data(packet);
+
+                b[12 + pick(dp_packet_size(packet) - 12)] = random_uint8();
+            }
+            break;
+        }
+        int verdict = afxdp_fast_path_parse(dp_packet_data(packet),
+                                            dp_packet_size(packet), &key);
+        if (verdict < 0) {
+            ovs_fatal(-verdict, "running the XDP parser");
+        }
+        if (verdict) {
+            punted++;
+            dp_packet_delete(packet);
+            continue;
+        }
+        parsed++;
+        pkt_metadata_init(&packet->md, f.in_port.odp_port);
+        flow_extract(packet, &seen);
+        memset(&wc.masks, 0xff, sizeof wc.masks);
+        match_init(&exact, &seen, &wc);
+        netdev_offload_afxdp_match(&exact, &xm);
+        if (memcmp(&key, &xm.key, sizeof key)) {
+            struct ds d = DS_EMPTY_INITIALIZER;
+
+            ds_put_format(&d, "packet %d of seed %"PRIu32": the XDP parser's "
+                          "key is not OVS's\n", i, seed);
+            ds_put_hex_dump(&d, dp_packet_data(packet),
+                            dp_packet_size(packet), 0, false);
+            ds_put_cstr(&d, "OVS: ");
+            flow_format(&d, &seen, NULL);
+            ds_put_cstr(&d, "\nXDP key / OVS's key, by byte:\n");
+            ds_put_hex_dump(&d, &key, sizeof key, 0, false);
+            ds_put_hex_dump(&d, &xm.key, sizeof xm.key, 0, false);
+            fputs(ds_cstr(&d), stdout);
+            ds_destroy(&d);
+            exit(1);
+        }
+        dp_packet_delete(packet);
+    }
+    printf("%d packets: %d parsed, keys as flow_extract()'s; %d punted\n",
+           n, parsed, punted);
+}
+
 static void
 test_afxdp_xlate_main(int argc, char *argv[])
 {
@@ -397,6 +478,14 @@ test_afxdp_xlate_main(int argc, char *argv[])
             ovs_fatal(0, "usage: test-afxdp-xlate --random N [SEED]");
         }
         test_random(atoi(argv[2]), argc > 3 ? strtoul(argv[3], NULL, 0) : 1);
+        free(ports.ports);
+        return;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--parse")) {
+        if (argc < 3 || argc > 4) {
+            ovs_fatal(0, "usage: test-afxdp-xlate --parse N [SEED]");
+        }
+        test_parse(atoi(argv[2]), argc > 3 ? strtoul(argv[3], NULL, 0) : 1);
         free(ports.ports);
         return;
     }

@@ -718,6 +718,15 @@ enum afxdp_offload_refusal afxdp_flow_describe(
     const struct afxdp_flow_match *, const struct afxdp_flow_action *,
     size_t n_actions, char *buf, size_t size) AFXDP_NOEXCEPT;
 
+/* The fast path's XDP parser run by the kernel on one packet's 'len'
+ * bytes (BPF_PROG_TEST_RUN of its afxdp_parse_test program, loaded once
+ * per process), for tests that hold it against OVS's own parser: 0 and
+ * the packet's key in '*key' where it parsed the packet, 1 where it
+ * punts the packet to OVS (a second VLAN tag, MPLS, ...), or a negative
+ * errno (no program in this build, not root). */
+int afxdp_fast_path_parse(const void *packet, size_t len,
+                          struct afxdp_flow_key *key) AFXDP_NOEXCEPT;
+
 /* What the fast path's XDP program did with each packet: exactly one of
  * these per packet, except that a packet handed to OVS with its flow's
  * mark counts as 'marked' only if a socket took it.  A hit XDP does not

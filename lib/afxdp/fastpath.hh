@@ -102,6 +102,13 @@ public:
     // of them there), and the frames lost so.
     bool target_lost(int ifindex, uint64_t *lost) const noexcept;
 
+    // afxdp.h's afxdp_fast_path_parse(): its afxdp_parse_test program's
+    // verdict on 'len' bytes
+    // (0 parsed, 1 punted, 2 parsed with an IP header), or a negative
+    // errno.
+    static int parse_test(const void *packet, size_t len,
+                          afxdp_flow_key *key) noexcept;
+
     // The program's counters, summed over the CPUs.
     void counters(uint64_t out[AFXDP_FP_N_COUNTERS]) const noexcept;
 
