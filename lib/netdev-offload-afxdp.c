@@ -74,6 +74,7 @@ struct offloaded_flow {
     size_t actions_len;
     uint32_t mark;                 /* The flow's mark: dpif-netdev's (3.1
                                     * to 3.6), or ours (3.7 on). */
+    bool in_maps;                  /* The core took the last put. */
     bool full;                     /* XDP executes it whole... */
     int target;                    /* ...redirecting to this ifindex (0:
                                     * none, a drop), if it takes XDP
@@ -681,6 +682,9 @@ flow_output_port(const void *f_, odp_port_t port_no,
 
 /* Puts 'f' into its port's fast path.  Returns 0 (executed whole, or
  * partially offloaded: its packets reach OVS with its mark) or an errno. */
+static void flow_read_xdp(struct offloaded_flow *)
+    OVS_REQUIRES(offload_mutex);
+
 static int
 flow_install(struct offloaded_flow *f)
     OVS_REQUIRES(offload_mutex)
@@ -690,6 +694,11 @@ flow_install(struct offloaded_flow *f)
     size_t n;
     int error;
 
+    if (f->in_maps) {
+        /* A put that XDP cannot take takes the flow out of the maps, and
+         * with it what XDP counted since the last read. */
+        flow_read_xdp(f);
+    }
     netdev_offload_afxdp_match(&f->match, &m);
     n = netdev_offload_afxdp_actions(f->actions, f->actions_len,
                                      flow_output_port, f,
@@ -697,6 +706,7 @@ flow_install(struct offloaded_flow *f)
     targets_add(f->netdev, actions, n);
     error = netdev_afxdp_flow_put(f->netdev, &f->ufid, &m, actions, n,
                                   f->mark, &f->refusal);
+    f->in_maps = !error;
     f->full = !error && f->refusal == AFXDP_REFUSED_N;
     f->target = 0;
     for (size_t i = 0; f->full && i < n; i++) {
@@ -830,7 +840,8 @@ flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
             attrs->offloaded = true;
             attrs->dp_layer = "xdp";
         } else {
-            attrs->offloaded = !f->full && netdev_afxdp_takes_marks(netdev);
+            attrs->offloaded = f->in_maps && !f->full
+                               && netdev_afxdp_takes_marks(netdev);
             attrs->dp_layer = "ovs";
         }
     }
@@ -904,10 +915,17 @@ afxdp_flow_put(struct netdev *netdev, struct match *match,
     f = flow_update(netdev, ufid, match, actions, actions_len, &is_new);
     f->mark = info->flow_mark;
     error = flow_install(f);
-    if (error) {
-        /* Not in the maps (the core took out any older version): OVS
-         * keeps the flow in userspace. */
+    if (error && is_new) {
+        /* Not in the maps: OVS keeps the flow in userspace. */
         flow_free(f);
+    } else if (error) {
+        /* Put again with what XDP cannot take (the core took the older
+         * version out): XDP's count so far stays the flow's, as OVS has
+         * been told it.  An error would have dpif-netdev delete the
+         * offload, and with it that count, from the flow's statistics
+         * (the next revalidator round would see them go back, and the
+         * flow's deletion take them off its rule a second time). */
+        error = 0;
     }
     ovs_mutex_unlock(&offload_mutex);
 
@@ -1213,12 +1231,15 @@ afxdp_offload_flow_put(const struct dpif_offload *offload,
             ovs_mutex_unlock(&refs_mutex);
         }
         error = flow_install(f);
-        if (error) {
-            /* Not in the maps (the core took out any older version): OVS
-             * keeps the flow in userspace, on every PMD. */
+        if (error && is_new) {
+            /* Not in the maps: OVS keeps the flow in userspace, on every
+             * PMD. */
             flow_forget(f);
             goto out;
         }
+        /* Put again with what XDP cannot take: out of the maps, its count
+         * so far stays (see afxdp_flow_put() for 3.1 to 3.6). */
+        error = 0;
     }
     *previous_flow_reference = flow_set_ref(f, put->pmd_id,
                                             put->flow_reference, put->ufid);
