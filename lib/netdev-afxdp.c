@@ -1016,7 +1016,8 @@ netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
                       const struct afxdp_flow_match *match,
                       const struct afxdp_flow_action *actions,
                       size_t n_actions, uint32_t mark,
-                      enum afxdp_offload_refusal *refusal)
+                      enum afxdp_offload_refusal *refusal,
+                      struct afxdp_flow_counts *counts)
 {
     struct afxdp_dev *core;
     int error = EOPNOTSUPP;
@@ -1025,8 +1026,8 @@ netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
     ovs_mutex_lock(&afxdp_ports_mutex);
     core = afxdp_offload_core(netdev);
     if (core) {
-        error = afxdp_dev_flow_put(core, ufid->u32, match, actions,
-                                   n_actions, mark, refusal);
+        error = afxdp_dev_flow_put_counted(core, ufid->u32, match, actions,
+                                           n_actions, mark, refusal, counts);
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
     return error;

@@ -681,10 +681,9 @@ flow_output_port(const void *f_, odp_port_t port_no,
 }
 
 /* Puts 'f' into its port's fast path.  Returns 0 (executed whole, or
- * partially offloaded: its packets reach OVS with its mark) or an errno. */
-static void flow_read_xdp(struct offloaded_flow *)
-    OVS_REQUIRES(offload_mutex);
-
+ * partially offloaded: its packets reach OVS with its mark) or an errno.
+ * Its count stays whole either way (the core reads it a last time if the
+ * put takes it out of the maps). */
 static int
 flow_install(struct offloaded_flow *f)
     OVS_REQUIRES(offload_mutex)
@@ -694,18 +693,13 @@ flow_install(struct offloaded_flow *f)
     size_t n;
     int error;
 
-    if (f->in_maps) {
-        /* A put that XDP cannot take takes the flow out of the maps, and
-         * with it what XDP counted since the last read. */
-        flow_read_xdp(f);
-    }
     netdev_offload_afxdp_match(&f->match, &m);
     n = netdev_offload_afxdp_actions(f->actions, f->actions_len,
                                      flow_output_port, f,
                                      actions, ARRAY_SIZE(actions));
     targets_add(f->netdev, actions, n);
     error = netdev_afxdp_flow_put(f->netdev, &f->ufid, &m, actions, n,
-                                  f->mark, &f->refusal);
+                                  f->mark, &f->refusal, &f->counts);
     f->in_maps = !error;
     f->full = !error && f->refusal == AFXDP_REFUSED_N;
     f->target = 0;
@@ -986,7 +980,7 @@ afxdp_flow_get_n_flows(struct netdev *netdev, uint64_t *n_flows)
     memset(n_flows, 0, netdev_offload_thread_nb() * sizeof *n_flows);
     ovs_mutex_lock(&offload_mutex);
     HMAP_FOR_EACH (f, node, &flows) {
-        if (f->netdev == netdev) {
+        if (f->netdev == netdev && f->in_maps) {
             n_flows[netdev_offload_ufid_to_thread_id(f->ufid)]++;
         }
     }
@@ -1211,10 +1205,11 @@ afxdp_offload_flow_put(const struct dpif_offload *offload,
     f = flow_find(netdev, put->ufid);
     /* Each PMD thread puts the megaflow it installed: the first put goes
      * into the maps, the others only add their reference, unless the
-     * actions changed (a revalidator's modification).  The match is the
+     * actions changed (a revalidator's modification) or the flow is out
+     * of the maps (its last put failed: try again).  The match is the
      * same: the ufid is its hash.  (Each PMD's struct match has its own
      * bytes outside the mask.) */
-    same = f && f->actions_len == put->actions_len
+    same = f && f->in_maps && f->actions_len == put->actions_len
            && !memcmp(f->actions, put->actions, put->actions_len);
     if (!same) {
         f = flow_update(netdev, put->ufid, put->match, put->actions,
@@ -1469,7 +1464,7 @@ afxdp_offload_flow_count(const struct dpif_offload *offload)
 
     ovs_mutex_lock(&offload_mutex);
     HMAP_FOR_EACH (f, node, &flows) {
-        n += f->offload == offload;
+        n += f->offload == offload && f->in_maps;
     }
     ovs_mutex_unlock(&offload_mutex);
     return n;

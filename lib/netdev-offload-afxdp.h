@@ -112,13 +112,14 @@ void netdev_afxdp_datapath_released(struct netdev *netdev);
  * XDP frames on veth), its own over the packet's 5-tuple. */
 bool netdev_afxdp_takes_marks(const struct netdev *netdev);
 
-/* afxdp_dev_flow_put(), _del(), _stats(), afxdp_dev_fast_path_target()
- * and _target_lost() on the port's core. */
+/* afxdp_dev_flow_put_counted(), _del_counted(), _stats(),
+ * afxdp_dev_fast_path_target() and _target_lost() on the port's core. */
 int netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
                           const struct afxdp_flow_match *match,
                           const struct afxdp_flow_action *actions,
                           size_t n_actions, uint32_t mark,
-                          enum afxdp_offload_refusal *refusal);
+                          enum afxdp_offload_refusal *refusal,
+                          struct afxdp_flow_counts *counts);
 int netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid,
                           struct afxdp_flow_counts *counts);
 int netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,

@@ -816,10 +816,21 @@ int afxdp_dev_flow_put(struct afxdp_dev *, const uint32_t ufid[4],
                        uint32_t mark, enum afxdp_offload_refusal *refusal)
     AFXDP_NOEXCEPT;
 
+struct afxdp_flow_counts;
+/* The same, for a flow whose counts OVS is told through 'counts': XDP's
+ * count of the flow stays whole across the put.  A put that takes the
+ * flow out of the maps reads its count a last time and ends it; a put
+ * that starts a new count (the flow was not in the maps) ends the old. */
+int afxdp_dev_flow_put_counted(struct afxdp_dev *, const uint32_t ufid[4],
+                               const struct afxdp_flow_match *,
+                               const struct afxdp_flow_action *,
+                               size_t n_actions, uint32_t mark,
+                               enum afxdp_offload_refusal *refusal,
+                               struct afxdp_flow_counts *) AFXDP_NOEXCEPT;
+
 /* Takes the flow out of the fast path: 0, or ENOENT. */
 int afxdp_dev_flow_del(struct afxdp_dev *, const uint32_t ufid[4])
     AFXDP_NOEXCEPT;
-struct afxdp_flow_counts;
 /* The same, for a flow whose counts OVS was told through 'counts' (read a
  * last time here): what XDP counted after OVS's last read, which OVS
  * never asks for, is counted in the device's afxdp_fast_path_stats. */

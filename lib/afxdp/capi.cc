@@ -101,6 +101,18 @@ afxdp_dev_flow_put(struct afxdp_dev *dev, const uint32_t ufid[4],
 }
 
 extern "C" int
+afxdp_dev_flow_put_counted(struct afxdp_dev *dev, const uint32_t ufid[4],
+                           const struct afxdp_flow_match *match,
+                           const struct afxdp_flow_action *actions,
+                           size_t n_actions, uint32_t mark,
+                           enum afxdp_offload_refusal *refusal,
+                           struct afxdp_flow_counts *counts) noexcept
+{
+    return -dev->flow_put(ufid, *match, actions, n_actions, mark, refusal,
+                          counts);
+}
+
+extern "C" int
 afxdp_dev_flow_del(struct afxdp_dev *dev, const uint32_t ufid[4]) noexcept
 {
     return -dev->flow_del(ufid);

@@ -510,38 +510,6 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->rx_vlan_reason = out->rx_vlan ? "" : vlan_why_;
 }
 
-int
-afxdp_dev::flow_put(const uint32_t ufid[4], const afxdp_flow_match &match,
-                    const afxdp_flow_action *actions, size_t n_actions,
-                    uint32_t mark, afxdp_offload_refusal *refusal) noexcept
-{
-    const afxdp::FlowTable::Ufid id = {ufid[0], ufid[1], ufid[2], ufid[3]};
-    afxdp::Translation t = afxdp::translate(match, actions, n_actions, mark);
-    *refusal = t.refusal;
-    std::lock_guard<std::mutex> g(fast_path_mutex_);
-    if (!fast_path_active_) {
-        return -EOPNOTSUPP;
-    }
-    if (!t.full()) {
-        refused_[t.refusal]++;
-    }
-    // A flow OVS changes into one XDP cannot hold must leave the maps: its
-    // old actions are no longer OVS's.
-    // Nor one whose packets must reach OVS with its mark, where the
-    // program cannot write one (a miss is as right, and cheaper).
-    if (!t.offloadable() || (!t.full() && !fast_path_.writes_meta())) {
-        fast_path_.del(id);
-        return -EOPNOTSUPP;
-    }
-    int err = fast_path_.put(id, t.flow);
-    if (err) {
-        put_failed_++;
-        fast_path_.del(id);
-        return err;
-    }
-    return 0;
-}
-
 namespace {
 
 // A flow's counts as the C API gives them.
@@ -558,6 +526,61 @@ stats_for_ovs(const afxdp::FastPathFlowStats &st) noexcept
 }
 
 }  // namespace
+
+int
+afxdp_dev::flow_put(const uint32_t ufid[4], const afxdp_flow_match &match,
+                    const afxdp_flow_action *actions, size_t n_actions,
+                    uint32_t mark, afxdp_offload_refusal *refusal,
+                    afxdp_flow_counts *counts) noexcept
+{
+    const afxdp::FlowTable::Ufid id = {ufid[0], ufid[1], ufid[2], ufid[3]};
+    afxdp::Translation t = afxdp::translate(match, actions, n_actions, mark);
+    *refusal = t.refusal;
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    if (!fast_path_active_) {
+        return -EOPNOTSUPP;
+    }
+    if (!t.full()) {
+        refused_[t.refusal]++;
+    }
+    // A flow OVS changes into one XDP cannot hold must leave the maps: its
+    // old actions are no longer OVS's.
+    // Nor one whose packets must reach OVS with its mark, where the
+    // program cannot write one (a miss is as right, and cheaper).
+    if (!t.offloadable() || (!t.full() && !fast_path_.writes_meta())) {
+        flow_leave(id, counts);
+        return -EOPNOTSUPP;
+    }
+    afxdp::FastPathFlowStats st;
+    if (counts && fast_path_.flow_stats(id, &st)) {
+        // Not in the maps (never, or it left them: a refused put, a map
+        // change the kernel refused): its new count starts at zero.
+        afxdp_flow_counts_end(counts);
+    }
+    int err = fast_path_.put(id, t.flow);
+    if (err) {
+        put_failed_++;
+        flow_leave(id, counts);
+        return err;
+    }
+    return 0;
+}
+
+int
+afxdp_dev::flow_leave(const afxdp::FlowTable::Ufid &id,
+                      afxdp_flow_counts *counts) noexcept
+{
+    afxdp::FastPathFlowStats st;
+    if (counts && !fast_path_.flow_stats(id, &st)) {
+        const afxdp_flow_stats now = stats_for_ovs(st);
+        afxdp_flow_counts_read(counts, &now);
+    }
+    int err = fast_path_.del(id);
+    if (counts) {
+        afxdp_flow_counts_end(counts);
+    }
+    return err;
+}
 
 int
 afxdp_dev::flow_del(const uint32_t ufid[4], afxdp_flow_counts *counts)

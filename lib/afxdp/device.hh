@@ -36,9 +36,13 @@ public:
     // The fast path (afxdp.h's afxdp_dev_flow_put() and the rest; 0 or a
     // negative errno).  Called from any thread: OVS puts flows from its
     // offload thread and reads them from the main one.
+    // With 'counts', the flow's count is kept whole across the put: read a
+    // last time and ended if the put takes the flow out of the maps, ended
+    // if it starts a new one.
     int flow_put(const uint32_t ufid[4], const afxdp_flow_match &,
                  const afxdp_flow_action *, size_t n_actions, uint32_t mark,
-                 afxdp_offload_refusal *refusal) noexcept;
+                 afxdp_offload_refusal *refusal,
+                 afxdp_flow_counts *counts = nullptr) noexcept;
     // With 'counts', what XDP counted that OVS was not told is counted.
     int flow_del(const uint32_t ufid[4],
                  afxdp_flow_counts *counts = nullptr) noexcept;
@@ -48,6 +52,10 @@ public:
     void fast_path_stats(afxdp_fast_path_stats *) const noexcept;
 
 private:
+    // Takes the flow out of the fast path's maps, its count read a last
+    // time and ended in 'counts' (if any).  Under fast_path_mutex_.
+    int flow_leave(const afxdp::FlowTable::Ufid &,
+                   afxdp_flow_counts *counts) noexcept;
     afxdp_dev() = default;
 
     // An interface is open at most once per process: a second port on it

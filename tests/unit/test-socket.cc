@@ -3015,6 +3015,57 @@ run_ethtool(const std::string &args)
 
 }  // namespace
 
+// A flow put again with what XDP cannot take leaves the maps with its
+// count read a last time, and the count it starts when it comes back adds
+// to that: every packet is told to OVS once, however far the new count
+// has gone when it is next read.  (The shim once lost what the first
+// count had, when the new one passed it before a read.)
+TEST_P(FastPathMode, AFlowsCountStaysWholeThroughAPutXdpRefuses)
+{
+    afxdp_flow_action drop = action_of(AFXDP_ACTION_DROP);
+    afxdp_offload_refusal why;
+    afxdp_flow_counts counts = {};
+    afxdp_flow_match m = udp_flow_match(1000);
+    // Sends 'n' packets of the flow and waits until XDP counted 'total'
+    // since the flow's put.
+    auto drop_in_xdp = [&](uint32_t n, uint64_t total) {
+        exchange(q_, {1000}, n, 0);
+        afxdp_flow_stats now = {};
+        for (int i = 0; i < 200 && now.n_packets < total; i++) {
+            ASSERT_EQ(afxdp_dev_flow_stats(dev_.get(), kUfid1, &now), 0);
+            if (now.n_packets < total) {
+                usleep(10000);
+            }
+        }
+        ASSERT_EQ(now.n_packets, total);
+    };
+
+    ASSERT_EQ(afxdp_dev_flow_put_counted(dev_.get(), kUfid1, &m, &drop, 1, 1,
+                                         &why, &counts), 0);
+    drop_in_xdp(3, 3);
+    afxdp_flow_stats now;
+    ASSERT_EQ(afxdp_dev_flow_stats(dev_.get(), kUfid1, &now), 0);
+    afxdp_flow_counts_read(&counts, &now);
+    drop_in_xdp(2, 5);    // Not read: the refused put reads them.
+
+    m.unparsed_field = "tunnel";
+    EXPECT_EQ(afxdp_dev_flow_put_counted(dev_.get(), kUfid1, &m, &drop, 1, 1,
+                                         &why, &counts), EOPNOTSUPP);
+    EXPECT_EQ(counts.ended.n_packets, 5u);
+    EXPECT_EQ(counts.running.n_packets, 0u);
+
+    m.unparsed_field = nullptr;
+    ASSERT_EQ(afxdp_dev_flow_put_counted(dev_.get(), kUfid1, &m, &drop, 1, 1,
+                                         &why, &counts), 0);
+    drop_in_xdp(8, 8);    // Past the first count before any read.
+    ASSERT_EQ(afxdp_dev_flow_stats(dev_.get(), kUfid1, &now), 0);
+    afxdp_flow_counts_read(&counts, &now);
+    afxdp_flow_stats told = {};
+    afxdp_flow_counts_tell(&counts, true, &told);
+    EXPECT_EQ(told.n_packets, 13u);
+    expect_frames_add_up(q_, 0);
+}
+
 TEST_F(FastPathDev, ARedirectTargetIsOkExactlyWhileItsDriverTakesXdpFrames)
 {
     // Frames redirected into veth A come out of its peer B, which takes
