@@ -2,8 +2,9 @@
  * ovs-afxdp: the AF_XDP netdev functions, over the C++ core in lib/afxdp/.
  *
  * This file is the shim OVS builds in place of its own netdev-afxdp.c.  It
- * parses options, calls the core, translates errors, builds dp_packet
- * batches and logs through vlog.  Every socket, ring and frame lives in the
+ * looks options up (the core's afxdp_port_config_parse() decides them),
+ * calls the core, translates errors, builds dp_packet batches and logs
+ * through vlog.  Every socket, ring and frame lives in the
  * core; nothing here touches a ring.
  */
 #include <config.h>

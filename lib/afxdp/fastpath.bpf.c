@@ -1,4 +1,5 @@
-/* The XDP fast path's packet parser (Documentation/xdp-fast-path.rst).
+/* The XDP fast path's program (Documentation/xdp-fast-path.rst): it
+ * parses a packet, looks its megaflow up, acts and counts.
  *
  * parse_key() fills a struct afxdp_flow_key from a packet exactly as
  * Open vSwitch's miniflow_extract() fills the same fields of struct flow:
