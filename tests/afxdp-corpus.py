@@ -17,9 +17,19 @@ reaches a sink can be compared byte for byte.  A VLAN tag the receiving
 veth took out of the frame (its offload) is put back from the packet
 socket's auxiliary data, so the capture is the frame as it was sent.
 """
+import importlib.util
+import os
 import socket
 import struct
 import sys
+
+# SCTP's CRC32c, from the SCTP test's script beside this one.
+_spec = importlib.util.spec_from_file_location(
+    "afxdp_sctp", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "afxdp-sctp.py"))
+_sctp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_sctp)
+crc32c = _sctp.crc32c
 
 DST = bytes.fromhex("020000000002")
 SRC = bytes.fromhex("020000000001")
@@ -34,15 +44,6 @@ def csum(data):
     while total >> 16:
         total = (total & 0xFFFF) + (total >> 16)
     return ~total & 0xFFFF
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
 
 
 def eth(ethertype, payload, tags=()):
