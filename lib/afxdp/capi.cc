@@ -69,15 +69,6 @@ afxdp_xdp_target_ok(int ifindex, const char *ifname, char *why,
            && afxdp::xdp_redirect_target_ok(ifindex, why, whylen);
 }
 
-extern "C" int
-afxdp_fast_path_parse(const void *packet, size_t len,
-                      struct afxdp_flow_key *key) noexcept
-{
-    int verdict = afxdp::FastPath::parse_test(packet, len, key);
-    // The C API's answer: parsed (with an IP header or not), or punted.
-    return verdict < 0 ? verdict : verdict == 1 ? 1 : 0;
-}
-
 extern "C" bool
 afxdp_fast_path_built(void) noexcept
 {

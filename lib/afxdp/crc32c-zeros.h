@@ -1,5 +1,5 @@
 /* Powers of x modulo CRC32c's polynomial, for the XDP fast path's change
- * of an SCTP checksum (crc32c_delta() in fastpath.bpf.c): x^(8n), for any
+ * of an SCTP checksum (crc32c_delta() in bpf/csum.h): x^(8n), for any
  * n < 65536, is afxdp_crc32c_zeros[0][n % 256] times
  * afxdp_crc32c_zeros[1][n / 256]: row 0 holds x^(8k), row 1 x^(2048k),
  * k < 256.  Polynomials over GF(2) are 32-bit words in the reflected order

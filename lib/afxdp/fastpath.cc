@@ -14,7 +14,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <utility>
-#include <mutex>
 #include <vector>
 
 #include "compat.hh"
@@ -132,62 +131,6 @@ bool
 FastPath::built() noexcept
 {
     return kFastPathObjectSize > 0;
-}
-
-int
-FastPath::parse_test(const void *packet, size_t len,
-                     afxdp_flow_key *key) noexcept
-{
-    // Loaded once, for the process's life: a test runs it on many packets.
-    static std::mutex mutex;
-    static bpf_object *obj = nullptr;
-    static int prog_fd = -1, out_fd = -1, error = 0;
-    std::lock_guard<std::mutex> g(mutex);
-    if (!obj && !error) {
-        if (!built()) {
-            error = -EOPNOTSUPP;
-            return error;
-        }
-        obj = bpf_object__open_mem(kFastPathObject, kFastPathObjectSize,
-                                   nullptr);
-        if (!obj) {
-            error = -errno;
-            return error;
-        }
-        bpf_program *p;
-        bpf_object__for_each_program(p, obj) {
-            bpf_program__set_autoload(
-                p, !std::strcmp(bpf_program__name(p), "afxdp_parse_test"));
-        }
-        error = bpf_object__load(obj);
-        if (!error) {
-            prog_fd = bpf_program__fd(
-                bpf_object__find_program_by_name(obj, "afxdp_parse_test"));
-            out_fd = bpf_map__fd(bpf_object__find_map_by_name(obj,
-                                                              "parse_out"));
-            error = prog_fd < 0 || out_fd < 0 ? -ENOENT : 0;
-        }
-    }
-    if (error) {
-        return error;
-    }
-    // parse_out's value: the verdict, 4 bytes of padding, the key.
-    struct {
-        uint32_t verdict, pad;
-        afxdp_flow_key key;
-    } r = {};
-    uint32_t zero = 0;
-    std::vector<uint8_t> data(static_cast<const uint8_t *>(packet),
-                              static_cast<const uint8_t *>(packet) + len);
-    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = data.data(),
-                .data_size_in = uint32_t(data.size()), .repeat = 1);
-    if (bpf_map_update_elem(out_fd, &zero, &r, BPF_ANY)
-        || bpf_prog_test_run_opts(prog_fd, &opts)
-        || bpf_map_lookup_elem(out_fd, &zero, &r)) {
-        return -errno;
-    }
-    *key = r.key;
-    return int(r.verdict);
 }
 
 Result<FastPath>

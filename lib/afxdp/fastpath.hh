@@ -102,10 +102,10 @@ public:
     // of them there), and the frames lost so.
     bool target_lost(int ifindex, uint64_t *lost) const noexcept;
 
-    // afxdp.h's afxdp_fast_path_parse(): its afxdp_parse_test program's
-    // verdict on 'len' bytes
-    // (0 parsed, 1 punted, 2 parsed with an IP header), or a negative
-    // errno.
+    // afxdp.h's afxdp_fast_path_parse() (fastpath_test.cc): the
+    // afxdp_parse_test program's (fastpath-test.bpf.c) verdict on 'len'
+    // bytes (0 parsed, 1 punted, 2 parsed with an IP header), or a
+    // negative errno.
     static int parse_test(const void *packet, size_t len,
                           afxdp_flow_key *key) noexcept;
 

@@ -1,5 +1,5 @@
 // The fast path's own hash of a packet (key_hash() in
-// lib/afxdp/fastpath.bpf.c), written again from its description for the
+// lib/afxdp/bpf/socket.h), written again from its description for the
 // tests to check the program against: MurmurHash3's steps over the key's
 // two 16-byte address fields (32-bit words as they lie in memory,
 // alternately source and destination), its protocol, and its L4 ports as

@@ -1,6 +1,7 @@
-// Tier 2 (kernel, no traffic): the XDP fast path (lib/afxdp/fastpath.bpf.c)
-// run by the kernel on packets we build (BPF_PROG_TEST_RUN): its parser
-// against a reference written here from what Open vSwitch's
+// Tier 2 (kernel, no traffic): the XDP fast path (lib/afxdp/fastpath.bpf.c,
+// its parts in bpf/; the test programs in fastpath-test.bpf.c) run by
+// the kernel on packets we build (BPF_PROG_TEST_RUN): its parser against
+// a reference written here from what Open vSwitch's
 // miniflow_extract() does with the same bytes, then its lookup, verdicts
 // and rewrites against FlowTable, the maps' model.
 //
@@ -395,7 +396,7 @@ protected:
 
     void SetUp() override
     {
-        const char *path = AFXDP_FASTPATH_BPF_OBJ;
+        const char *path = AFXDP_FASTPATH_TEST_BPF_OBJ;
         if (access(path, R_OK)) {
             GTEST_SKIP() << path << " is not there: `make` builds it "
                          << "where configure found a clang that compiles "
