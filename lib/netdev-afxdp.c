@@ -349,13 +349,12 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
             smap_add(smap, "xdp_fast_path_reason",
                      afxdp_fast_path_off_reason(port, &fp));
         } else {
-            struct ds targets = DS_EMPTY_INITIALIZER;
+            char targets[AFXDP_TARGETS_DESCRIBED];
 
-            netdev_offload_afxdp_get_targets(netdev, &targets);
-            if (targets.length) {
-                smap_add(smap, "xdp_redirect_targets", ds_cstr(&targets));
+            afxdp_dev_targets_describe(port->core, targets, sizeof targets);
+            if (targets[0]) {
+                smap_add(smap, "xdp_redirect_targets", targets);
             }
-            ds_destroy(&targets);
             smap_add(smap, "xdp_flow_marks", fp.marks ? "true" : "false");
             if (!fp.marks) {
                 smap_add(smap, "xdp_flow_marks_reason", fp.marks_reason);
@@ -1022,6 +1021,7 @@ netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
 {
     struct afxdp_dev *core;
     int error = EOPNOTSUPP;
+    bool changed = false;
 
     *refusal = AFXDP_REFUSED_N;
     ovs_mutex_lock(&afxdp_ports_mutex);
@@ -1029,8 +1029,12 @@ netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
     if (core) {
         error = afxdp_dev_flow_put_counted(core, ufid->u32, match, actions,
                                            n_actions, mark, refusal, counts);
+        changed = afxdp_dev_status_changed(core);
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
+    if (changed) {
+        netdev_afxdp_status_changed(netdev);
+    }
     return error;
 }
 
@@ -1070,47 +1074,53 @@ netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
 {
     struct afxdp_dev *core;
     int error = EOPNOTSUPP;
+    bool changed = false;
 
     ovs_mutex_lock(&afxdp_ports_mutex);
     core = afxdp_offload_core(netdev);
     if (core) {
+        afxdp_dev_targets_run(core);
+        changed = afxdp_dev_status_changed(core);
         error = afxdp_dev_flow_stats(core, ufid->u32, stats);
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
-    return error;
-}
-
-int
-netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,
-                              bool add)
-{
-    struct afxdp_dev *core;
-    int error = EOPNOTSUPP;
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    core = afxdp_offload_core(netdev);
-    if (core) {
-        error = afxdp_dev_fast_path_target(core, ifindex, add);
+    if (changed) {
+        netdev_afxdp_status_changed(netdev);
     }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
     return error;
 }
 
 bool
-netdev_afxdp_fast_path_target_lost(const struct netdev *netdev, int ifindex,
-                                   uint64_t *lost)
+netdev_afxdp_target_on(const struct netdev *netdev, int ifindex)
 {
     struct afxdp_dev *core;
-    bool out = false;
+    bool on;
 
     ovs_mutex_lock(&afxdp_ports_mutex);
     core = afxdp_offload_core(netdev);
-    *lost = 0;
-    if (core) {
-        out = afxdp_dev_fast_path_target_lost(core, ifindex, lost);
+    on = core && afxdp_dev_target_on(core, ifindex);
+    ovs_mutex_unlock(&afxdp_ports_mutex);
+    return on;
+}
+
+void
+netdev_afxdp_targets_drop(const struct netdev *gone)
+{
+    int ifindex = netdev_get_ifindex(gone);
+    struct afxdp_port *port;
+
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    HMAP_FOR_EACH (port, node, &afxdp_ports) {
+        struct afxdp_dev *core = afxdp_offload_core(port->netdev);
+
+        if (port->netdev != gone && core && ifindex > 0) {
+            afxdp_dev_targets_drop(core, ifindex);
+            if (afxdp_dev_status_changed(core)) {
+                netdev_afxdp_status_changed(port->netdev);
+            }
+        }
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
-    return out;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1177,7 +1187,7 @@ afxdp_show_fast_path(struct ds *s, const struct afxdp_port *port)
     OVS_REQUIRES(afxdp_ports_mutex)
 {
     struct afxdp_fast_path_stats fp;
-    struct ds targets = DS_EMPTY_INITIALIZER;
+    char targets[AFXDP_TARGETS_DESCRIBED];
 
     afxdp_dev_get_fast_path(port->core, &fp);
     if (!fp.active) {
@@ -1192,10 +1202,9 @@ afxdp_show_fast_path(struct ds *s, const struct afxdp_port *port)
     }
     ds_put_format(s, "    counted after OVS's last read: %"PRIu64" packets, "
                   "%"PRIu64" bytes\n", fp.untold_packets, fp.untold_bytes);
-    netdev_offload_afxdp_get_targets(port->netdev, &targets);
+    afxdp_dev_targets_describe(port->core, targets, sizeof targets);
     ds_put_format(s, "    redirect targets: %s\n",
-                  targets.length ? ds_cstr(&targets) : "none");
-    ds_destroy(&targets);
+                  targets[0] ? targets : "none");
 #define AFXDP_FP_COUNTER(NAME, TEXT)                                        \
     ds_put_format(s, "    %-28s %"PRIu64"\n", #NAME ":",                    \
                   fp.packets[AFXDP_FP_##NAME]);

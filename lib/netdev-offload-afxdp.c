@@ -10,7 +10,7 @@
  * core's afxdp_flow_match and afxdp_flow_action, and the core decides
  * what XDP can execute (lib/afxdp/flow.cc).  Each flow OVS gave is kept
  * (match, actions, mark), so that a port reopened with empty maps gets its
- * flows again and a redirect target that changes is followed.
+ * flows again.  The core follows the targets flows redirect to.
  */
 #include <config.h>
 
@@ -53,16 +53,6 @@ VLOG_DEFINE_THIS_MODULE(netdev_offload_afxdp);
 
 static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
-/* How often, at most, a port's redirect targets are asked again whether
- * they take XDP frames (a veth's peer may lose its XDP program at any
- * time): from flow_get, which the revalidators call for every flow. */
-#define TARGET_CHECK_MSEC 100
-
-/* A target that took no XDP frames is asked again when a flow to it is
- * put, at most this often: a flow put just after its target's peer got an
- * XDP program (a first packet came before it) is redirected from its
- * first packets, not from the revalidators' next round. */
-#define TARGET_RECHECK_ON_PUT_MSEC 10
 
 /* A megaflow OVS offloaded to one of our ports, as OVS gave it. */
 struct offloaded_flow {
@@ -78,7 +68,7 @@ struct offloaded_flow {
     bool full;                     /* XDP executes it whole... */
     int target;                    /* ...redirecting to this ifindex (0:
                                     * none, a drop), if it takes XDP
-                                    * frames now (see 'targets'). */
+                                    * frames now (the core says). */
     enum afxdp_offload_refusal refusal;   /* If not. */
     /* XDP's counts, told to OVS's copies of the megaflow each once. */
     struct afxdp_flow_counts counts;
@@ -98,23 +88,8 @@ struct offloaded_flow {
 #endif
 };
 
-/* A port that a flow redirects to, from one input port. */
-struct redirect_target {
-    struct hmap_node node;          /* In 'targets', by (netdev, ifindex). */
-    const struct netdev *netdev;    /* The input port. */
-    int ifindex;                    /* The target interface. */
-    char *name;                     /* Its port's name. */
-    bool ok;                        /* In the input's devmap: it takes XDP
-                                     * frames. */
-    char why[128];                  /* If not, why. */
-    long long int checked;          /* time_msec() of the last check. */
-};
-
-/* Lock order: 'offload_mutex', then netdev-afxdp.c's.  'targets_mutex'
- * is a leaf: netdev-afxdp.c reads the targets for status and afxdp/show
- * under its own lock; every change holds both. */
+/* Lock order: 'offload_mutex', then netdev-afxdp.c's. */
 static struct ovs_mutex offload_mutex = OVS_MUTEX_INITIALIZER;
-static struct ovs_mutex targets_mutex = OVS_MUTEX_INITIALIZER;
 #if OVS_AFXDP_DPIF_OFFLOAD
 /* A leaf too: PMD threads take it for each packet that has a mark. */
 static struct ovs_mutex refs_mutex = OVS_MUTEX_INITIALIZER;
@@ -123,9 +98,6 @@ static struct hmap marks OVS_GUARDED_BY(refs_mutex)
 #endif
 static struct hmap flows OVS_GUARDED_BY(offload_mutex)
     = HMAP_INITIALIZER(&flows);
-static struct hmap targets OVS_GUARDED_BY(targets_mutex)
-    = HMAP_INITIALIZER(&targets);
-static long long int targets_checked OVS_GUARDED_BY(offload_mutex);
 
 static struct offloaded_flow *
 flow_find(const struct netdev *netdev, const ovs_u128 *ufid)
@@ -534,124 +506,6 @@ netdev_offload_afxdp_actions(const struct nlattr *actions, size_t len,
 }
 
 /* ------------------------------------------------------------------ */
-/* Redirect targets.                                                  */
-/* ------------------------------------------------------------------ */
-
-static uint32_t
-target_hash(const struct netdev *netdev, int ifindex)
-{
-    return hash_int(ifindex, hash_pointer(netdev, 0));
-}
-
-static struct redirect_target *
-target_find(const struct netdev *netdev, int ifindex)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct redirect_target *t;
-
-    HMAP_FOR_EACH_WITH_HASH (t, node, target_hash(netdev, ifindex),
-                             &targets) {
-        if (t->netdev == netdev && t->ifindex == ifindex) {
-            return t;
-        }
-    }
-    return NULL;
-}
-
-/* Asks the kernel whether 't' takes XDP frames now and puts the input's
- * devmap in step.  Returns true if that changed. */
-static bool
-target_check(struct redirect_target *t)
-    OVS_REQUIRES(offload_mutex)
-{
-    char why[sizeof t->why] = "";
-    /* 't->name' is the port's, an afxdp port's interface's name. */
-    bool ok = afxdp_xdp_target_ok(t->ifindex, t->name, why, sizeof why);
-    uint64_t lost;
-    bool withdrawn = t->ok
-                     && netdev_afxdp_fast_path_target_lost(t->netdev,
-                                                           t->ifindex, &lost);
-
-    t->checked = time_msec();
-
-    if (withdrawn) {
-        /* XDP took it out at the first bulk the kernel failed to send
-         * there: put it back only if the kernel says it takes redirects
-         * again.  (A veth whose peer is down says so, and fails the next
-         * bulk: once a check, counted in redirect_lost, seldom logged.) */
-        static struct vlog_rate_limit lost_rl = VLOG_RATE_LIMIT_INIT(2, 1);
-
-        VLOG_INFO_RL(&lost_rl, "%s: the kernel refused XDP redirects to %s "
-                     "(%"PRIu64" frames lost so far); they went through OVS "
-                     "since.", netdev_get_name(t->netdev), t->name, lost);
-    } else if (ok == t->ok && !strcmp(why, t->why)) {
-        return false;
-    }
-    if (ok) {
-        ok = !netdev_afxdp_fast_path_target(t->netdev, t->ifindex, true);
-    } else {
-        netdev_afxdp_fast_path_target(t->netdev, t->ifindex, false);
-    }
-    if (ok != t->ok) {
-        VLOG_INFO("%s: XDP redirects to %s %s%s%s.",
-                  netdev_get_name(t->netdev), t->name,
-                  ok ? "on" : "off: its packets go through OVS",
-                  why[0] ? ": " : "", why);
-    }
-    ovs_mutex_lock(&targets_mutex);
-    t->ok = ok;
-    ovs_strlcpy(t->why, why, sizeof t->why);
-    ovs_mutex_unlock(&targets_mutex);
-    /* The bridge reads the input's status again (xdp_redirect_targets). */
-    netdev_afxdp_status_changed(t->netdev);
-    return true;
-}
-
-/* The targets of a flow's outputs join its input's targets; one known
- * not to take XDP frames is asked again. */
-static void
-targets_add(const struct netdev *netdev, const struct afxdp_flow_action *a,
-            size_t n)
-    OVS_REQUIRES(offload_mutex)
-{
-    for (size_t i = 0; i < n; i++) {
-        struct redirect_target *t;
-
-        if (a[i].type != AFXDP_ACTION_OUTPUT || !a[i].output.xdp_target) {
-            continue;
-        }
-        t = target_find(netdev, a[i].output.ifindex);
-        if (t) {
-            if (!t->ok
-                && time_msec() - t->checked >= TARGET_RECHECK_ON_PUT_MSEC) {
-                target_check(t);
-            }
-            continue;
-        }
-        t = xzalloc(sizeof *t);
-        t->netdev = netdev;
-        t->ifindex = a[i].output.ifindex;
-        t->name = xstrdup(a[i].output.name);
-        ovs_mutex_lock(&targets_mutex);
-        hmap_insert(&targets, &t->node, target_hash(netdev, t->ifindex));
-        ovs_mutex_unlock(&targets_mutex);
-        target_check(t);
-    }
-}
-
-static void
-target_free(struct redirect_target *t)
-    OVS_REQUIRES(offload_mutex)
-{
-    ovs_mutex_lock(&targets_mutex);
-    hmap_remove(&targets, &t->node);
-    ovs_mutex_unlock(&targets_mutex);
-    netdev_afxdp_status_changed(t->netdev);
-    free(t->name);
-    free(t);
-}
-
-/* ------------------------------------------------------------------ */
 /* Flows into the core.                                               */
 /* ------------------------------------------------------------------ */
 
@@ -697,7 +551,6 @@ flow_install(struct offloaded_flow *f)
     n = netdev_offload_afxdp_actions(f->actions, f->actions_len,
                                      flow_output_port, f,
                                      actions, ARRAY_SIZE(actions));
-    targets_add(f->netdev, actions, n);
     error = netdev_afxdp_flow_put(f->netdev, &f->ufid, &m, actions, n,
                                   f->mark, &f->refusal, &f->counts);
     f->in_maps = !error;
@@ -786,23 +639,6 @@ flow_update(const struct netdev *netdev, const ovs_u128 *ufid,
     return f;
 }
 
-/* Asks every port's targets again, at most every TARGET_CHECK_MSEC. */
-static void
-targets_run(void)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct redirect_target *t;
-    long long int now = time_msec();
-
-    if (now - targets_checked < TARGET_CHECK_MSEC) {
-        return;
-    }
-    targets_checked = now;
-    HMAP_FOR_EACH (t, node, &targets) {
-        target_check(t);
-    }
-}
-
 static void flow_tell_copy(struct offloaded_flow *, const ovs_u128 *ufid,
                            struct dpif_flow_stats *)
     OVS_REQUIRES(offload_mutex);
@@ -817,20 +653,16 @@ flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
     struct offloaded_flow *f;
 
     ovs_mutex_lock(&offload_mutex);
-    targets_run();
     f = flow_find(netdev, ufid);
     if (f) {
-        const struct redirect_target *t = f->target
-                                          ? target_find(netdev, f->target)
-                                          : NULL;
-
         flow_tell_copy(f, ufid, stats);
         /* dpctl shows "offloaded:yes, dp:xdp", or "offloaded:partial"
          * where the packets still reach OVS, with their mark (if the port
          * uses marks: see netdev_afxdp_takes_marks()); a flow whose
          * target takes no XDP frames now is not offloaded at all: its
          * packets reach OVS untouched. */
-        if (f->full && (!f->target || (t && t->ok))) {
+        if (f->full
+            && (!f->target || netdev_afxdp_target_on(netdev, f->target))) {
             attrs->offloaded = true;
             attrs->dp_layer = "xdp";
         } else {
@@ -1522,17 +1354,11 @@ netdev_offload_afxdp_enabled(const char **why)
 void
 netdev_offload_afxdp_port_opened(struct netdev *netdev)
 {
-    struct redirect_target *t;
     struct offloaded_flow *f;
     size_t n = 0, failed = 0;
 
+    /* The new core's maps and targets are empty. */
     ovs_mutex_lock(&offload_mutex);
-    /* The new maps and devmap are empty. */
-    HMAP_FOR_EACH_SAFE (t, node, &targets) {
-        if (t->netdev == netdev) {
-            target_free(t);
-        }
-    }
     HMAP_FOR_EACH (f, node, &flows) {
         if (f->netdev != netdev) {
             continue;
@@ -1573,38 +1399,12 @@ netdev_offload_afxdp_port_closing(const struct netdev *netdev)
 void
 netdev_offload_afxdp_port_destroyed(const struct netdev *netdev)
 {
-    int ifindex = netdev_get_ifindex(netdev);
-    struct redirect_target *t;
-
     ovs_mutex_lock(&offload_mutex);
     flows_flush(netdev, false);
-    HMAP_FOR_EACH_SAFE (t, node, &targets) {
-        if (t->netdev == netdev) {
-            target_free(t);
-        } else if (t->ifindex == ifindex) {
-            /* Its port leaves: no more redirects to it, whatever the
-             * flows still say until OVS deletes them. */
-            netdev_afxdp_fast_path_target(t->netdev, t->ifindex, false);
-            target_free(t);
-        }
-    }
+    /* Its port leaves: no more redirects to it, whatever the flows still
+     * say until OVS deletes them. */
+    netdev_afxdp_targets_drop(netdev);
     ovs_mutex_unlock(&offload_mutex);
-}
-
-void
-netdev_offload_afxdp_get_targets(const struct netdev *netdev, struct ds *out)
-{
-    struct redirect_target *t;
-
-    ovs_mutex_lock(&targets_mutex);
-    HMAP_FOR_EACH (t, node, &targets) {
-        if (t->netdev == netdev) {
-            ds_put_format(out, "%s%s %s%s%s", out->length ? ", " : "",
-                          t->name, t->ok ? "on" : "off",
-                          t->why[0] ? ": " : "", t->why);
-        }
-    }
-    ovs_mutex_unlock(&targets_mutex);
 }
 
 #else /* Neither API. */
@@ -1637,12 +1437,6 @@ netdev_offload_afxdp_port_closing(const struct netdev *netdev OVS_UNUSED)
 
 void
 netdev_offload_afxdp_port_destroyed(const struct netdev *netdev OVS_UNUSED)
-{
-}
-
-void
-netdev_offload_afxdp_get_targets(const struct netdev *netdev OVS_UNUSED,
-                                 struct ds *out OVS_UNUSED)
 {
 }
 

@@ -50,11 +50,6 @@ void netdev_offload_afxdp_port_closing(const struct netdev *netdev);
  * redirect target from every other port. */
 void netdev_offload_afxdp_port_destroyed(const struct netdev *netdev);
 
-/* The redirect targets of 'netdev''s flows and whether each takes XDP
- * frames now, for status and afxdp/show. */
-void netdev_offload_afxdp_get_targets(const struct netdev *netdev,
-                                      struct ds *out);
-
 /* The translation of a megaflow for the core, which decides what XDP
  * executes (afxdp_flow_describe() shows what it made of one).  Also for
  * tests/test-afxdp-xlate.c, which needs no datapath.  Built only for an
@@ -112,8 +107,10 @@ void netdev_afxdp_datapath_released(struct netdev *netdev);
  * XDP frames on veth), its own over the packet's 5-tuple. */
 bool netdev_afxdp_takes_marks(const struct netdev *netdev);
 
-/* afxdp_dev_flow_put_counted(), _del_counted(), _stats(),
- * afxdp_dev_fast_path_target() and _target_lost() on the port's core. */
+/* afxdp_dev_flow_put_counted(), _del_counted(), _stats() (with
+ * afxdp_dev_targets_run() first: the core checks the targets as OVS reads
+ * its flows) and afxdp_dev_target_on() on the port's core.  A change of a
+ * target's state changes the port's status. */
 int netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
                           const struct afxdp_flow_match *match,
                           const struct afxdp_flow_action *actions,
@@ -124,10 +121,9 @@ int netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid,
                           struct afxdp_flow_counts *counts);
 int netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
                             struct afxdp_flow_stats *stats);
-int netdev_afxdp_fast_path_target(const struct netdev *netdev, int ifindex,
-                                  bool add);
-bool netdev_afxdp_fast_path_target_lost(const struct netdev *netdev,
-                                        int ifindex, uint64_t *lost);
+bool netdev_afxdp_target_on(const struct netdev *netdev, int ifindex);
+/* afxdp_dev_targets_drop() of 'gone''s interface on every other port. */
+void netdev_afxdp_targets_drop(const struct netdev *gone);
 
 /* Something 'netdev''s status shows changed: the bridge reads it again.
  * From any thread. */

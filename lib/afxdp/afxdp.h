@@ -922,6 +922,31 @@ int afxdp_dev_fast_path_target(struct afxdp_dev *, int ifindex, bool add)
 bool afxdp_dev_fast_path_target_lost(const struct afxdp_dev *, int ifindex,
                                      uint64_t *lost) AFXDP_NOEXCEPT;
 
+/* The interfaces the device's flows redirect to, each in its fast path's
+ * redirects exactly while the kernel says it takes XDP frames: asked when
+ * a put flow first names it (its output.xdp_target set), again when a
+ * flow to one that took none is put (at most every 10 ms), and every
+ * target at most every 100 ms by afxdp_dev_targets_run(), which a caller
+ * makes as it reads its flows (OVS's revalidators: a veth's peer may lose
+ * its XDP program at any time).  A target the watcher took out is put
+ * back there if the kernel takes it again. */
+void afxdp_dev_targets_run(struct afxdp_dev *) AFXDP_NOEXCEPT;
+/* 'ifindex''s port is gone: out of the device's targets and redirects,
+ * whatever its flows still say. */
+void afxdp_dev_targets_drop(struct afxdp_dev *, int ifindex) AFXDP_NOEXCEPT;
+/* Whether the device's flows redirect to 'ifindex' now. */
+bool afxdp_dev_target_on(const struct afxdp_dev *, int ifindex)
+    AFXDP_NOEXCEPT;
+/* "p1 on, p2 off: why": each target, its state and why it is off; "" if
+ * none.  Cut to 'size' bytes, NUL included: AFXDP_TARGETS_DESCRIBED holds
+ * a few. */
+#define AFXDP_TARGETS_DESCRIBED 1024
+void afxdp_dev_targets_describe(const struct afxdp_dev *, char *buf,
+                                size_t size) AFXDP_NOEXCEPT;
+/* Whether a target's state changed (and with it what the two above say)
+ * since the last call: the caller then shows the port's status again. */
+bool afxdp_dev_status_changed(struct afxdp_dev *) AFXDP_NOEXCEPT;
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

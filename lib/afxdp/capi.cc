@@ -137,6 +137,37 @@ afxdp_dev_fast_path_target_lost(const struct afxdp_dev *dev, int ifindex,
     return dev->fast_path_target_lost(ifindex, lost);
 }
 
+extern "C" void
+afxdp_dev_targets_run(struct afxdp_dev *dev) noexcept
+{
+    dev->targets_run();
+}
+
+extern "C" void
+afxdp_dev_targets_drop(struct afxdp_dev *dev, int ifindex) noexcept
+{
+    dev->targets_drop(ifindex);
+}
+
+extern "C" bool
+afxdp_dev_target_on(const struct afxdp_dev *dev, int ifindex) noexcept
+{
+    return dev->targets().on(ifindex);
+}
+
+extern "C" void
+afxdp_dev_targets_describe(const struct afxdp_dev *dev, char *buf,
+                           size_t size) noexcept
+{
+    dev->targets().describe(buf, size);
+}
+
+extern "C" bool
+afxdp_dev_status_changed(struct afxdp_dev *dev) noexcept
+{
+    return dev->take_status_changed();
+}
+
 extern "C" struct afxdp_queue *
 afxdp_dev_queue(struct afxdp_dev *dev, unsigned qid) noexcept
 {

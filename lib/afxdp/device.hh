@@ -3,6 +3,7 @@
 #ifndef AFXDP_DEVICE_HH
 #define AFXDP_DEVICE_HH
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -10,6 +11,7 @@
 #include "fastpath.hh"
 #include "queue.hh"
 #include "result.hh"
+#include "targets.hh"
 #include "xdp_prog.hh"
 
 struct afxdp_dev {
@@ -51,11 +53,27 @@ public:
     bool fast_path_target_lost(int ifindex, uint64_t *lost) const noexcept;
     void fast_path_stats(afxdp_fast_path_stats *) const noexcept;
 
+    // The redirect targets of its flows (targets.hh), put flow by flow;
+    // afxdp.h's afxdp_dev_targets_*().
+    void targets_run() noexcept;
+    void targets_drop(int ifindex) noexcept;
+    const afxdp::RedirectTargets &targets() const noexcept
+    {
+        return targets_;
+    }
+    // Whether a target's state changed since the last call.
+    bool take_status_changed() noexcept
+    {
+        return status_changed_.exchange(false);
+    }
+
 private:
     // Takes the flow out of the fast path's maps, its count read a last
     // time and ended in 'counts' (if any).  Under fast_path_mutex_.
     int flow_leave(const afxdp::FlowTable::Ufid &,
                    afxdp_flow_counts *counts) noexcept;
+    // The fast path's devmap, as the targets change it.
+    class TargetDevmap;
     afxdp_dev() = default;
 
     // An interface is open at most once per process: a second port on it
@@ -150,6 +168,8 @@ private:
     uint64_t refused_[AFXDP_REFUSED_N] = {};   // counters below.
     uint64_t put_failed_ = 0;
     uint64_t untold_packets_ = 0, untold_bytes_ = 0;
+    afxdp::RedirectTargets targets_;
+    std::atomic<bool> status_changed_{false};
 };
 
 #endif  // AFXDP_DEVICE_HH

@@ -76,9 +76,13 @@
 #include "netdev_nl.hh"
 #include "netns.hh"
 #include "tc-vlan.hh"
+#include "xdp-progs.hh"
 
 using afxdp_test::VethNetns;
 using afxdp_test::send_raw;
+using afxdp_test::attach_xdp_insns;
+using afxdp_test::attach_xdp_pass;
+using afxdp_test::run_ethtool;
 
 namespace {
 
@@ -2795,24 +2799,6 @@ TEST_P(FastPathMode, OnlyMetadataTheKernelWroteIsTaken)
 
 namespace {
 
-// Loads the XDP program 'insns' as 'name' and attaches it to 'ifindex' as
-// 'flags' say.  Returns its fd, or -errno.
-int
-attach_xdp_insns(int ifindex, const char *name, const bpf_insn *insns,
-                 size_t n, uint32_t flags)
-{
-    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", insns, n, nullptr);
-    if (fd < 0) {
-        return fd;
-    }
-    int err = bpf_xdp_attach(ifindex, fd, flags, nullptr);
-    if (err) {
-        close(fd);
-        return err;
-    }
-    return fd;
-}
-
 // An XDP program for a veth's peer that sends every frame straight back
 // (XDP_TX) with 12 bytes of metadata of its own in front: a real flow's
 // mark, the hash kForgedHash and our magic with the mark's and the hash's
@@ -2992,26 +2978,6 @@ struct SecondPair {
     }
     std::string c, d, error;
 };
-
-// A program that passes every packet, natively on 'ifindex' (or as
-// 'flags' say): what makes a veth's peer take XDP frames.  Returns its
-// fd, or -errno.
-int
-attach_xdp_pass(int ifindex, uint32_t flags = XDP_FLAGS_DRV_MODE)
-{
-    const bpf_insn insns[] = {
-        {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS},
-        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-    };
-    return attach_xdp_insns(ifindex, "xdp_pass_test", insns, 2, flags);
-}
-
-int
-run_ethtool(const std::string &args)
-{
-    std::string cmd = "ethtool " + args + " >/dev/null 2>&1";
-    return std::system(cmd.c_str());
-}
 
 }  // namespace
 
