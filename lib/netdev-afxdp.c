@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 
 #include "afxdp.h"
+#include "afxdp-offload.h"
 #include "connectivity.h"
 #include "coverage.h"
 #include "dp-packet.h"

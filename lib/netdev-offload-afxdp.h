@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 #include "openvswitch/types.h"
 
 struct ds;

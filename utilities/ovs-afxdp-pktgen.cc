@@ -522,11 +522,11 @@ cost_fast_path(const std::vector<uint8_t> &frame, uint32_t others,
                void (*edit)(afxdp::XdpFlow &) = nullptr)
 {
     using namespace afxdp;
-    char why[256] = "";
-    auto r = FastPath::load(-1, why, sizeof why);
+    auto r = FastPath::load(-1);
     if (!r.ok()) {
-        std::fprintf(stderr, "ovs-afxdp-pktgen: the fast path: %s\n", why);
-        return r;
+        std::fprintf(stderr, "ovs-afxdp-pktgen: the fast path: %s\n",
+                     r.error().why);
+        return afxdp::Result<FastPath>::failure(r.error().error);
     }
     FastPath fp = r.take();
     int err = fp.add_target(1);

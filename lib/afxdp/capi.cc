@@ -1,6 +1,7 @@
 // The C API's edge: every entry is noexcept, converts the core's negative
 // errno to OVS's positive errno once, and accepts NULL where afxdp.h says.
 #include "afxdp.h"
+#include "afxdp-offload.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -18,9 +19,12 @@ afxdp_dev_open(const struct afxdp_dev_config *cfg, struct afxdp_dev **devp,
     if (errlen) {
         err[0] = '\0';
     }
-    auto d = afxdp_dev::open(*cfg, err, errlen);
+    auto d = afxdp_dev::open(*cfg);
     if (!d.ok()) {
-        return -d.error();
+        if (errlen) {
+            std::snprintf(err, errlen, "%s", d.error().why);
+        }
+        return -d.error().error;
     }
     *devp = d.take().release();
     return 0;

@@ -126,24 +126,22 @@ afxdp_dev::PoolRef::reset(afxdp_pool *p, uint32_t demand) noexcept
     demand_ = demand;
 }
 
-int
-afxdp_dev::take_pool(const afxdp_dev_config &cfg, bool share, char *why,
-                     size_t whylen) noexcept
+afxdp::Failure
+afxdp_dev::take_pool(const afxdp_dev_config &cfg, bool share) noexcept
 {
     uint32_t demand = n_frames_ * n_queues_;
     bool created;
     auto p = afxdp_pool::acquire(demand, cfg.frame_meta_size, cfg.numa_node,
                                  share, cfg.frame_meta_init, &created);
     if (!p.ok()) {
-        std::snprintf(why, whylen, "allocating %u UMEM frames failed: %s",
-                      demand, std::strerror(-p.error()));
-        return p.error();
+        return afxdp::fail(p.error(), "allocating %u UMEM frames failed: %s",
+                           demand, std::strerror(-p.error()));
     }
     pool_.reset(p.value(), demand);
     afxdp::log(AFXDP_LOG_DBG, "%s: %s UMEM %u (%u frames)", cfg.ifname,
                created ? "new" : "joined", p.value()->id(),
                p.value()->n_frames());
-    return 0;
+    return {};
 }
 
 const afxdp::XskProgram &
@@ -205,13 +203,12 @@ bool
 afxdp_dev::load_fast_path(const afxdp_dev_config &cfg,
                           const afxdp::XskProgram &prog) noexcept
 {
-    char why[256];
     // With the hints of the program it stands in for (none in generic
     // mode), bound to the device as that one is.
-    auto fp = afxdp::FastPath::load(prog.map_fd(), why, sizeof why,
-                                    prog.hints(), ifindex_, n_queues_);
+    auto fp = afxdp::FastPath::load(prog.map_fd(), prog.hints(), ifindex_,
+                                    n_queues_);
     if (!fp.ok()) {
-        without_fast_path(cfg, why);
+        without_fast_path(cfg, fp.error().why);
         return false;
     }
     if (!fp.value().writes_meta()) {
@@ -240,34 +237,30 @@ afxdp_dev::without_fast_path(const afxdp_dev_config &cfg, const char *why)
                "path", cfg.ifname, why);
 }
 
-int
-afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
-                    size_t whylen) noexcept
+afxdp::QueueFailure
+afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode) noexcept
 {
     const ModeSpec &spec = kModes[mode];
-    last_umem_failed_ = false;
     const afxdp::XskProgram *prog = &program_for(cfg, mode);
     // The fast path stands in for the program of this mode, with its
     // hints and its socket map: a packet it does not handle goes where
     // that program sends it.  Never lose the port for it.
     auto attach = [&](int prog_fd, uint32_t prog_id) {
         return afxdp::XdpAttachment::attach(ifindex_, cfg.ifname, prog_fd,
-                                            prog_id, spec.xdp_flags, why,
-                                            whylen);
+                                            prog_id, spec.xdp_flags);
     };
     bool fast = fast_path_requested_ && load_fast_path(cfg, *prog);
     auto att = fast ? attach(fast_path_.prog_fd(), fast_path_.prog_id())
                     : attach(prog->prog_fd(), prog->id());
     if (!att.ok() && fast) {
-        char fwhy[288];
-        std::snprintf(fwhy, sizeof fwhy, "%s XDP mode: %s", spec.name, why);
-        without_fast_path(cfg, fwhy);
+        without_fast_path(cfg, afxdp::fail(0, "%s XDP mode: %s", spec.name,
+                                           att.error().why).why);
         fast = false;
         att = attach(prog->prog_fd(), prog->id());
     }
     if (!att.ok() && prog->hints()) {
         // Never lose the port for a hint: try the plain program.
-        without_hints(cfg, why);
+        without_hints(cfg, att.error().why);
         prog = &prog_;
         att = attach(prog->prog_fd(), prog->id());
     }
@@ -302,59 +295,140 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode, char *why,
         qc.memlock_charged = !afxdp::compat::have_capability(CAP_IPC_LOCK);
         auto queue = afxdp_queue::create(qc);
         if (!queue.ok()) {
-            const afxdp::QueueFailure &f = queue.error();
-            std::snprintf(why, whylen, "%s", f.why);
-            last_umem_failed_ = f.at_umem;
             for (unsigned i = 0; i < q; i++) {
                 queues_[i].reset();
             }
             attachment_ = afxdp::XdpAttachment();
-            return f.error;
+            return queue.error();
         }
         queues_[q] = queue.take();
         int err = prog->add_socket(q, queues_[q]->fd());
         if (err) {
-            std::snprintf(why, whylen, "adding queue %u's socket to the "
-                          "XSKMAP failed: %s", q, std::strerror(-err));
             for (unsigned i = 0; i <= q; i++) {
                 queues_[i].reset();
             }
             attachment_ = afxdp::XdpAttachment();
-            return err;
+            return afxdp::fail(err, "adding queue %u's socket to the XSKMAP "
+                               "failed: %s", q, std::strerror(-err));
         }
     }
     fast_path_active_ = fast;
     attached_id_ = fast ? fast_path_.prog_id() : prog->id();
-    return 0;
+    return {};
 }
 
-Result<std::unique_ptr<afxdp_dev>>
-afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
+afxdp::QueueFailure
+afxdp_dev::try_mode_sharing(const afxdp_dev_config &cfg, afxdp_xdp_mode mode)
+    noexcept
 {
-    using R = Result<std::unique_ptr<afxdp_dev>>;
-    if (!cfg.ifname) {
-        std::snprintf(err, errlen, "no interface name given");
-        return R::failure(-EINVAL);
+    afxdp::QueueFailure f = try_mode(cfg, mode);
+    if (!f || !f.at_umem || pool_.get()->devices() < 2) {
+        return f;
     }
-    if (afxdp_port_config_check(cfg.ifname, &cfg.port, err, errlen)) {
-        return R::failure(-EINVAL);
+    // The kernel would not register memory another device's sockets have
+    // registered too.  The port must still work: give it frames of its
+    // own, and copy what other ports send it.
+    const afxdp::QueueFailure shared = f;
+    afxdp::Failure p = take_pool(cfg, false);
+    f = p ? afxdp::QueueFailure(p) : try_mode(cfg, mode);
+    if (!f || !f.at_umem) {
+        // Registered alone, not shared (whatever else failed).
+        const afxdp::Failure reason = afxdp::fail(0, "sharing refused: %s",
+                                                  shared.why);
+        std::memcpy(share_reason_, reason.why, sizeof share_reason_);
+        afxdp::log(AFXDP_LOG_WARN, "%s: UMEM sharing with other ports "
+                   "failed (%s): this port uses a UMEM of its own, and "
+                   "packets between it and other ports are copied.",
+                   cfg.ifname, shared.why);
+    } else {
+        // Not the sharing, then: go on as if it had been private.
+        afxdp::log(AFXDP_LOG_DBG, "%s: with a UMEM of its own too: %s",
+                   cfg.ifname, f.why);
+    }
+    return f;
+}
+
+void
+afxdp_dev::opened(const afxdp_dev_config &cfg, afxdp_xdp_mode mode) noexcept
+{
+    mode_ = mode;
+    if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
+        afxdp::log(AFXDP_LOG_INFO, "%s: %s XDP mode will be in use.",
+                   cfg.ifname, kModes[mode].name);
+    }
+    const char *reason = queues_[0]->need_wakeup_reason();
+    if (cfg.port.use_need_wakeup && reason[0]) {
+        afxdp::log(AFXDP_LOG_WARN, "%s: need_wakeup requested but not in "
+                   "use: %s.", cfg.ifname, reason);
+    }
+    const char *creason = queues_[0]->coalesce_reason();
+    if (cfg.port.coalesce_tx_kicks && creason[0]) {
+        // Every send then kicks, as without the option: worth knowing,
+        // not a fault.
+        afxdp::log(AFXDP_LOG_INFO, "%s: TX kicks are not coalesced: %s.",
+                   cfg.ifname, creason);
+    }
+}
+
+afxdp::Failure
+afxdp_dev::open_in_modes(const afxdp_dev_config &cfg) noexcept
+{
+    afxdp_xdp_mode first = cfg.port.mode, last = cfg.port.mode;
+    if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
+        first = AFXDP_MODE_NATIVE_ZC;
+        last = AFXDP_MODE_GENERIC;
+    }
+    afxdp::QueueFailure f = afxdp::fail(-EINVAL, "no XDP mode to try");
+    for (unsigned m = first; m <= last; m++) {
+        f = try_mode_sharing(cfg, afxdp_xdp_mode(m));
+        if (!f) {
+            opened(cfg, afxdp_xdp_mode(m));
+            return {};
+        }
+        // With an MTU that needs multi-buffer, best-effort may end in a
+        // slower mode for want of it there: say why each one failed.
+        afxdp::log(mtu_ > AFXDP_MAX_MTU_ONE_FRAME ? AFXDP_LOG_INFO
+                                                  : AFXDP_LOG_DBG,
+                   "%s: %s XDP mode failed: %s", cfg.ifname, kModes[m].name,
+                   f.why);
+    }
+    if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
+        return afxdp::fail(f.error, "%s: no XDP mode works; last tried "
+                           "generic: %s", cfg.ifname, f.why);
+    }
+    return afxdp::fail(f.error, "%s: %s XDP mode failed: %s", cfg.ifname,
+                       kModes[cfg.port.mode].name, f.why);
+}
+
+Result<std::unique_ptr<afxdp_dev>, afxdp::Failure>
+afxdp_dev::open(const afxdp_dev_config &cfg) noexcept
+{
+    using R = Result<std::unique_ptr<afxdp_dev>, afxdp::Failure>;
+    if (!cfg.ifname) {
+        return R::failure(afxdp::fail(-EINVAL, "no interface name given"));
+    }
+    afxdp::Failure f;
+    if (afxdp_port_config_check(cfg.ifname, &cfg.port, f.why,
+                                sizeof f.why)) {
+        f.error = -EINVAL;
+        return R::failure(f);
     }
     std::unique_ptr<afxdp_dev> d(new (std::nothrow) afxdp_dev);
     if (!d) {
-        return R::failure(-ENOMEM);
+        return R::failure(afxdp::fail(-ENOMEM, "%s: out of memory",
+                                      cfg.ifname));
     }
     d->ifindex_ = int(if_nametoindex(cfg.ifname));
     d->targets_.set_port(cfg.ifname);
     if (!d->ifindex_) {
         int e = errno;
-        std::snprintf(err, errlen, "%s: no such network interface (%s)",
-                      cfg.ifname, std::strerror(e));
-        return R::failure(-e);
+        return R::failure(afxdp::fail(-e, "%s: no such network interface "
+                                      "(%s)", cfg.ifname, std::strerror(e)));
     }
     if (!d->claim_.take(d->ifindex_)) {
-        std::snprintf(err, errlen, "%s: already opened for AF_XDP by "
-                      "another port of this process", cfg.ifname);
-        return R::failure(-EBUSY);
+        return R::failure(afxdp::fail(-EBUSY, "%s: already opened for "
+                                      "AF_XDP by another port of this "
+                                      "process", cfg.ifname));
     }
     d->n_queues_ = cfg.port.n_queues;
     d->ring_size_ = cfg.port.ring_size;
@@ -362,12 +436,9 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     d->need_wakeup_requested_ = cfg.port.use_need_wakeup;
     d->coalesce_requested_ = cfg.port.coalesce_tx_kicks;
     d->fast_path_requested_ = cfg.offload && cfg.port.fast_path;
-    char why[256] = "";
-    int e = d->take_pool(cfg, cfg.port.sharing != AFXDP_SHARE_OFF, why,
-                         sizeof why);
-    if (e) {
-        std::snprintf(err, errlen, "%s: %s", cfg.ifname, why);
-        return R::failure(e);
+    f = d->take_pool(cfg, cfg.port.sharing != AFXDP_SHARE_OFF);
+    if (f) {
+        return R::failure(afxdp::fail(f.error, "%s: %s", cfg.ifname, f.why));
     }
     // Each socket registers the whole pool as its UMEM.
     ensure_memlock(d->pool_.get()->area_size() * cfg.port.n_queues);
@@ -377,93 +448,27 @@ afxdp_dev::open(const afxdp_dev_config &cfg, char *err, size_t errlen) noexcept
     d->mtu_ = interface_mtu(cfg.ifname);
     auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
     if (!prog.ok()) {
-        std::snprintf(err, errlen, "%s: loading the XDP program failed: %s",
-                      cfg.ifname, std::strerror(-prog.error()));
-        return R::failure(prog.error());
+        return R::failure(afxdp::fail(prog.error(), "%s: loading the XDP "
+                                      "program failed: %s", cfg.ifname,
+                                      std::strerror(-prog.error())));
     }
     d->prog_ = prog.take();
-    if (d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME && !d->prog_.has_frags()) {
-        std::snprintf(err, errlen, "%s: MTU %u needs multi-buffer AF_XDP "
-                      "(up to %u without), and this kernel cannot load an "
-                      "XDP program for packets of several buffers (Linux "
-                      "5.18)", cfg.ifname, d->mtu_, AFXDP_MAX_MTU_ONE_FRAME);
-        return R::failure(-EMSGSIZE);
-    }
     const char *mb_why = "";
     if (d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME
-        && afxdp_max_mtu(&mb_why) == AFXDP_MAX_MTU_ONE_FRAME) {
-        std::snprintf(err, errlen, "%s: MTU %u needs multi-buffer AF_XDP "
-                      "(up to %u without), and %s", cfg.ifname, d->mtu_,
-                      AFXDP_MAX_MTU_ONE_FRAME, mb_why);
-        return R::failure(-EMSGSIZE);
+        && (!d->prog_.has_frags()
+            || afxdp_max_mtu(&mb_why) == AFXDP_MAX_MTU_ONE_FRAME)) {
+        return R::failure(afxdp::fail(
+            -EMSGSIZE, "%s: MTU %u needs multi-buffer AF_XDP (up to %u "
+            "without), and %s", cfg.ifname, d->mtu_, AFXDP_MAX_MTU_ONE_FRAME,
+            !d->prog_.has_frags() ? "this kernel cannot load an XDP program "
+                                    "for packets of several buffers (Linux "
+                                    "5.18)" : mb_why));
     }
-
-    afxdp_xdp_mode first = cfg.port.mode, last = cfg.port.mode;
-    if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
-        first = AFXDP_MODE_NATIVE_ZC;
-        last = AFXDP_MODE_GENERIC;
+    f = d->open_in_modes(cfg);
+    if (f) {
+        return R::failure(f);
     }
-    e = -EINVAL;
-    for (unsigned m = first; m <= last; m++) {
-        e = d->try_mode(cfg, afxdp_xdp_mode(m), why, sizeof why);
-        if (e && d->last_umem_failed_ && d->pool_.get()->devices() > 1) {
-            // The kernel would not register memory another device's
-            // sockets have registered too.  The port must still work: give
-            // it frames of its own, and copy what other ports send it.
-            char shared_why[256];
-            std::snprintf(shared_why, sizeof shared_why, "%s", why);
-            if (!d->take_pool(cfg, false, why, sizeof why)) {
-                e = d->try_mode(cfg, afxdp_xdp_mode(m), why, sizeof why);
-            }
-            if (!e || !d->last_umem_failed_) {
-                // Registered alone, not shared (whatever else failed).
-                std::snprintf(d->share_reason_, sizeof d->share_reason_,
-                              "sharing refused: %s", shared_why);
-                afxdp::log(AFXDP_LOG_WARN, "%s: UMEM sharing with other "
-                           "ports failed (%s): this port uses a UMEM of its "
-                           "own, and packets between it and other ports "
-                           "are copied.", cfg.ifname, shared_why);
-            } else {
-                // Not the sharing, then: go on as if it had been private.
-                afxdp::log(AFXDP_LOG_DBG, "%s: with a UMEM of its own too: "
-                           "%s", cfg.ifname, why);
-            }
-        }
-        if (!e) {
-            d->mode_ = afxdp_xdp_mode(m);
-            if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
-                afxdp::log(AFXDP_LOG_INFO, "%s: %s XDP mode will be in use.",
-                           cfg.ifname, kModes[m].name);
-            }
-            const char *reason = d->queues_[0]->need_wakeup_reason();
-            if (cfg.port.use_need_wakeup && reason[0]) {
-                afxdp::log(AFXDP_LOG_WARN, "%s: need_wakeup requested but "
-                           "not in use: %s.", cfg.ifname, reason);
-            }
-            const char *creason = d->queues_[0]->coalesce_reason();
-            if (cfg.port.coalesce_tx_kicks && creason[0]) {
-                // Every send then kicks, as without the option: worth
-                // knowing, not a fault.
-                afxdp::log(AFXDP_LOG_INFO, "%s: TX kicks are not coalesced: "
-                           "%s.", cfg.ifname, creason);
-            }
-            return R(std::move(d));
-        }
-        // With an MTU that needs multi-buffer, best-effort may end in a
-        // slower mode for want of it there: say why each one failed.
-        afxdp::log(d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME ? AFXDP_LOG_INFO
-                                                     : AFXDP_LOG_DBG,
-                   "%s: %s XDP mode failed: %s", cfg.ifname, kModes[m].name,
-                   why);
-    }
-    if (cfg.port.mode == AFXDP_MODE_BEST_EFFORT) {
-        std::snprintf(err, errlen, "%s: no XDP mode works; last tried "
-                      "generic: %s", cfg.ifname, why);
-    } else {
-        std::snprintf(err, errlen, "%s: %s XDP mode failed: %s", cfg.ifname,
-                      kModes[cfg.port.mode].name, why);
-    }
-    return R::failure(e);
+    return R(std::move(d));
 }
 
 void

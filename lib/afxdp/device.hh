@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "afxdp.h"
+#include "afxdp-offload.h"
 #include "fastpath.hh"
 #include "queue.hh"
 #include "result.hh"
@@ -16,8 +17,9 @@
 
 struct afxdp_dev {
 public:
-    static afxdp::Result<std::unique_ptr<afxdp_dev>> open(
-        const afxdp_dev_config &, char *err, size_t errlen) noexcept;
+    // The failure's reason names the interface.
+    static afxdp::Result<std::unique_ptr<afxdp_dev>, afxdp::Failure> open(
+        const afxdp_dev_config &) noexcept;
 
     afxdp_queue *queue(unsigned qid) noexcept
     {
@@ -91,9 +93,18 @@ private:
         int ifindex_ = 0;
     };
 
-    // Tries one mode: attach, then every queue.  Fills 'why' on failure.
-    int try_mode(const afxdp_dev_config &, afxdp_xdp_mode, char *why,
-                 size_t whylen) noexcept;
+    // open()'s steps after the checks, the pool and the program: each
+    // mode the options allow, best first, until one works; then what the
+    // one that worked leaves unsaid.
+    afxdp::Failure open_in_modes(const afxdp_dev_config &) noexcept;
+    void opened(const afxdp_dev_config &, afxdp_xdp_mode) noexcept;
+    // Tries one mode: attach, then every queue.
+    afxdp::QueueFailure try_mode(const afxdp_dev_config &, afxdp_xdp_mode)
+        noexcept;
+    // try_mode(), and again with a pool of its own if the kernel refused to
+    // register the shared one (saying so).
+    afxdp::QueueFailure try_mode_sharing(const afxdp_dev_config &,
+                                         afxdp_xdp_mode) noexcept;
     // The program for 'mode': with packet hints where the options, the
     // mode, the kernel and the driver allow them, else the plain one.
     // Says why not in hash_why_ and vlan_why_.
@@ -130,9 +141,8 @@ private:
         uint32_t demand_ = 0;
     };
 
-    // Takes a pool: shared if 'share'.  Fills 'why' on failure.
-    int take_pool(const afxdp_dev_config &, bool share, char *why,
-                  size_t whylen) noexcept;
+    // Takes a pool: shared if 'share'.
+    afxdp::Failure take_pool(const afxdp_dev_config &, bool share) noexcept;
 
     // Destroyed bottom-up: the queues (sockets) first, then the pool
     // reference, the attachment, the program, and the claim on the
@@ -152,17 +162,17 @@ private:
     unsigned ring_size_ = 0;
     unsigned mtu_ = 0;              // The interface's, at open.
     unsigned n_frames_ = 0;
-    char share_reason_[288] = "";   // Why sharing was asked and is not so.
-    bool last_umem_failed_ = false; // try_mode failed registering a UMEM.
+    // Why sharing was asked and is not so.
+    char share_reason_[afxdp::kWhyLen] = "";
     afxdp::HintSupport hint_support_;   // Of kernel and driver, asked
     bool hint_support_asked_ = false;   // at the first native mode tried.
     const char *hash_why_ = "";     // Why the RX hash is not asked for.
     const char *vlan_why_ = "";     // Why the VLAN tag is not put back.
-    char hints_failed_[256] = "";   // The program with hints did not load
-                                    // or attach: why.
+    // The program with hints did not load or attach: why.
+    char hints_failed_[afxdp::kWhyLen] = "";
     bool fast_path_requested_ = false;  // Offload on, port opted in.
     bool fast_path_active_ = false;     // fast_path_'s program attached.
-    char fast_path_why_[288] = "";      // Requested, not active: why.
+    char fast_path_why_[afxdp::kWhyLen] = "";   // Requested, not active.
     uint32_t attached_id_ = 0;          // The program attached.
     mutable std::mutex fast_path_mutex_;   // fast_path_'s table and the
     uint64_t refused_[AFXDP_REFUSED_N] = {};   // counters below.

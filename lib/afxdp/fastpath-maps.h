@@ -45,7 +45,7 @@
 
 #include <stdint.h>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 
 #define AFXDP_FP_MAX_MASKS 32      /* Lookups a packet may cost. */
 #define AFXDP_FP_MAX_FLOWS 16384

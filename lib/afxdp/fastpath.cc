@@ -133,37 +133,33 @@ FastPath::built() noexcept
     return kFastPathObjectSize > 0;
 }
 
-Result<FastPath>
-FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
-               int ifindex, unsigned n_queues) noexcept
+Result<FastPath, Failure>
+FastPath::load(int xsk_map_fd, unsigned hints, int ifindex,
+               unsigned n_queues) noexcept
 {
-    using R = Result<FastPath>;
+    using R = Result<FastPath, Failure>;
     if (!built()) {
-        std::snprintf(why, whylen, "built without the fast path's XDP "
-                      "program (configure found no clang with a BPF "
-                      "target)");
-        return R::failure(-EOPNOTSUPP);
+        return R::failure(fail(-EOPNOTSUPP, "built without the fast path's "
+                               "XDP program (configure found no clang with "
+                               "a BPF target)"));
     }
     // With the watcher if the kernel loads and attaches it (BTF, Linux
     // 5.5), else without: targets are then taken out only by the core's
     // checks.
     FastPath fp;
-    char watch_why[160] = "";
-    int err = fp.open(xsk_map_fd, why, whylen, hints, ifindex, true);
-    if (!err) {
-        err = fp.attach_watch(watch_why, sizeof watch_why);
-    } else {
-        std::snprintf(watch_why, sizeof watch_why, "%s", why);
+    Failure watch_failed = fp.open(xsk_map_fd, hints, ifindex, true);
+    if (!watch_failed) {
+        watch_failed = fp.attach_watch();
     }
-    if (err) {
+    if (watch_failed) {
         fp = FastPath();
-        err = fp.open(xsk_map_fd, why, whylen, hints, ifindex, false);
-        if (err) {
-            return R::failure(err);
+        Failure f = fp.open(xsk_map_fd, hints, ifindex, false);
+        if (f) {
+            return R::failure(std::move(f));
         }
         log(AFXDP_LOG_INFO, "XDP fast path: no watcher of its redirects "
             "(%s): a target that stops taking them is taken out at the "
-            "next check", watch_why);
+            "next check", watch_failed.why);
     }
     fp.s_.n_queues = n_queues;
     fp.s_.marks = std::make_shared<FlowMarks>();
@@ -171,9 +167,9 @@ FastPath::load(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
     return fp;
 }
 
-int
-FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
-               int ifindex, bool watch) noexcept
+Failure
+FastPath::open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
+    noexcept
 {
     LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = kFastProgName);
     // Without the kernel's configuration the program is told it does not
@@ -188,13 +184,11 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
                                 &opts);
     int err = obj_ ? 0 : -errno;
     if (!obj_) {
-        std::snprintf(why, whylen, "opening the fast path's XDP program "
-                      "failed: %s", std::strerror(-err));
-        return err;
+        return fail(err, "opening the fast path's XDP program "
+                    "failed: %s", std::strerror(-err));
     }
     // One XDP program is loaded: with hints or without; and the watcher,
-    // if asked for.  The others (and the parser's test program) stay in
-    // the object, unloaded.
+    // if asked for.  The others stay in the object, unloaded.
     const char *name = hints ? kFastHintsProgName : kFastProgName;
     bpf_program *prog = nullptr, *clock = nullptr, *p = nullptr;
     bpf_object__for_each_program(p, obj_) {
@@ -210,18 +204,16 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
         }
     }
     if (!prog || !clock || (watch && !watch_)) {
-        std::snprintf(why, whylen, "the fast path's object has no program "
-                      "%s", !prog ? name : !clock ? kClockProgName
-                                                  : kWatchProgName);
-        return -EINVAL;
+        return fail(-EINVAL, "the fast path's object has no program "
+                    "%s", !prog ? name : !clock ? kClockProgName
+                    : kWatchProgName);
     }
     bpf_map *xsks = bpf_object__find_map_by_name(obj_, "xsks");
     if (xsks && xsk_map_fd >= 0) {
         err = bpf_map__reuse_fd(xsks, xsk_map_fd);
         if (err) {
-            std::snprintf(why, whylen, "sharing the socket map with the "
-                          "fast path failed: %s", std::strerror(-err));
-            return err;
+            return fail(err, "sharing the socket map with the "
+                        "fast path failed: %s", std::strerror(-err));
         }
     }
     // The program reads fp_hints as a constant, from its own section.
@@ -236,10 +228,9 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
                                                   sizeof value)
                      : -ENOENT;
         if (err) {
-            std::snprintf(why, whylen, "setting the fast path's XDP "
-                          "program's constants failed: %s",
-                          std::strerror(-err));
-            return err;
+            return fail(err, "setting the fast path's XDP "
+                        "program's constants failed: %s",
+                        std::strerror(-err));
         }
     }
     if (hints) {
@@ -247,19 +238,17 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
         err = bpf_program__set_flags(prog, bpf_program__flags(prog)
                                            | compat::kProgDevBoundOnly);
         if (err) {
-            std::snprintf(why, whylen, "asking the fast path's XDP program "
-                          "for packet hints failed: %s", std::strerror(-err));
-            return err;
+            return fail(err, "asking the fast path's XDP program "
+                        "for packet hints failed: %s", std::strerror(-err));
         }
         s_.hints = hints;
     }
     err = bpf_object__load(obj_);
     if (err) {
-        std::snprintf(why, whylen, "loading the fast path's XDP program%s "
-                      "failed: %s", watch ? " and its watcher" : "",
-                      std::strerror(-err));
         // Without the watcher it may load: say only that.
-        return watch ? -EOPNOTSUPP : err;
+        return fail(watch ? -EOPNOTSUPP : err, "loading the fast path's XDP "
+                    "program%s failed: %s", watch ? " and its watcher" : "",
+                    std::strerror(-err));
     }
     s_.prog_fd = bpf_program__fd(prog);
     s_.clock_prog_fd = bpf_program__fd(clock);
@@ -282,25 +271,23 @@ FastPath::open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
         || s_.config_fd < 0 || s_.masks_fd < 0
         || s_.flows_fd < 0 || s_.stats_fd < 0 || s_.ports_fd < 0
         || s_.counters_fd < 0 || s_.failing_fd < 0 || s_.n_cpus <= 0) {
-        std::snprintf(why, whylen, "the fast path's XDP program lacks a "
-                      "program or map it should have");
-        return -EINVAL;
+        return fail(-EINVAL, "the fast path's XDP program lacks a "
+                    "program or map it should have");
     }
-    return 0;
+    return {};
 }
 
-int
-FastPath::attach_watch(char *why, size_t whylen) noexcept
+Failure
+FastPath::attach_watch() noexcept
 {
     watch_link_ = bpf_program__attach(watch_);
     if (!watch_link_) {
         int err = errno ? -errno : -EINVAL;
-        std::snprintf(why, whylen, "attaching the watcher to the "
-                      "xdp_devmap_xmit tracepoint failed: %s",
-                      std::strerror(-err));
-        return err;
+        return fail(err, "attaching the watcher to the "
+                    "xdp_devmap_xmit tracepoint failed: %s",
+                    std::strerror(-err));
     }
-    return 0;
+    return {};
 }
 
 FastPath::~FastPath()

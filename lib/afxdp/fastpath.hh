@@ -51,10 +51,9 @@ public:
     // program with hints does, and is bound to that device (its native
     // mode only).  Its flows act only on packets of the receive queues
     // OVS polls, 0 .. 'n_queues' - 1 (a test run's packet is on queue 0).
-    // On failure 'why' says why.
-    static Result<FastPath> load(int xsk_map_fd, char *why, size_t whylen,
-                                 unsigned hints = 0, int ifindex = 0,
-                                 unsigned n_queues = 1) noexcept;
+    static Result<FastPath, Failure> load(int xsk_map_fd, unsigned hints = 0,
+                                          int ifindex = 0,
+                                          unsigned n_queues = 1) noexcept;
 
     // The hints it asks for.
     unsigned hints() const noexcept { return s_.hints; }
@@ -116,9 +115,9 @@ private:
     void swap(FastPath &o) noexcept;
     // load()'s steps: the object opened and loaded, with the watcher or
     // without; the watcher attached.
-    int open(int xsk_map_fd, char *why, size_t whylen, unsigned hints,
-             int ifindex, bool watch) noexcept;
-    int attach_watch(char *why, size_t whylen) noexcept;
+    Failure open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
+        noexcept;
+    Failure attach_watch() noexcept;
     int write_config() noexcept;
     // A hit's time as the program counted it (hit_time() in
     // fastpath.bpf.c) in CLOCK_MONOTONIC ns; 0 if the clock cannot be

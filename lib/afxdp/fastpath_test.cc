@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 
 namespace afxdp {
 namespace {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 #include "fastpath-maps.h"
 
 namespace afxdp {
@@ -107,8 +107,9 @@ std::string describe(const Translation &);
 // use, so that the program's entries need not move.
 class FlowTable {
 public:
-    static constexpr size_t kMaxMasks = 32;      // Lookups per packet.
-    static constexpr size_t kMaxFlows = 16384;   // Entries of the flow map.
+    // The program's maps' sizes (fastpath-maps.h, shared with it).
+    static constexpr size_t kMaxMasks = AFXDP_FP_MAX_MASKS;   // Lookups.
+    static constexpr size_t kMaxFlows = AFXDP_FP_MAX_FLOWS;   // Flows.
     using Ufid = std::array<uint32_t, 4>;
 
     struct Entry {

@@ -7,7 +7,7 @@
 // as last told, must add up to XDP's count: the copy that asks is told
 // its last figure plus whatever XDP counted since any copy was told.  The
 // sum told then equals XDP's count after each read, and never exceeds it.
-#include "afxdp.h"
+#include "afxdp-offload.h"
 
 #include <algorithm>
 

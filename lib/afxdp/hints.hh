@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 
 #include "fastpath-maps.h"
 

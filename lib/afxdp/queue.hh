@@ -54,13 +54,14 @@ struct QueueConfig {
 
 // Why a queue could not be opened: one value, from the step that failed
 // to the device that decides what to try next.
-struct QueueFailure {
-    int error = 0;            // Negative errno.
+// 'why' is for the log: the step, and the kernel's answer.
+struct QueueFailure : Failure {
+    QueueFailure() = default;
+    QueueFailure(const Failure &f) : Failure(f) {}   // NOLINT: implicit.
+
     bool at_umem = false;     // Registering the pool's memory as this
                               // socket's UMEM is what failed (a kernel may
                               // refuse memory another socket registered).
-    char why[200] = "";       // For the log: the step, and the kernel's
-                              // answer.
 };
 
 // libxdp's handles, deleted in the order the kernel needs.

@@ -22,7 +22,7 @@ monotonic_ms() noexcept
 bool
 RedirectTargets::check(Devmap &devmap, Target &t, int64_t now_ms) noexcept
 {
-    char why[128] = "";
+    char why[kWhyLen] = "";
     // 't.name' is its port's, an afxdp port's interface's name.
     bool ok = afxdp_xdp_target_ok(t.ifindex, t.name.c_str(), why,
                                   sizeof why);

@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
+#include "result.hh"
 
 namespace afxdp {
 

@@ -504,12 +504,11 @@ XdpAttachment::~XdpAttachment()
     }
 }
 
-Result<XdpAttachment>
+Result<XdpAttachment, Failure>
 XdpAttachment::attach(int ifindex, const char *ifname, int prog_fd,
-                      uint32_t prog_id, uint32_t xdp_flags, char *why,
-                      size_t whylen) noexcept
+                      uint32_t prog_id, uint32_t xdp_flags) noexcept
 {
-    using R = Result<XdpAttachment>;
+    using R = Result<XdpAttachment, Failure>;
     // Look first: attaching over a program makes libbpf log a warning.
     LIBBPF_OPTS(bpf_xdp_query_opts, q);
     if (!bpf_xdp_query(ifindex, 0, &q) && q.prog_id) {
@@ -522,10 +521,10 @@ XdpAttachment::attach(int ifindex, const char *ifname, int prog_fd,
                 continue;
             }
             if (!is_our_program(ids[i], name, sizeof name)) {
-                std::snprintf(why, whylen, "%s already has XDP program '%s' "
-                              "(id %u) attached; not replacing a program "
-                              "that is not ours", ifname, name, ids[i]);
-                return R::failure(-EBUSY);
+                return R::failure(fail(-EBUSY, "%s already has XDP program "
+                                       "'%s' (id %u) attached; not "
+                                       "replacing a program that is not "
+                                       "ours", ifname, name, ids[i]));
             }
             // This process holds a claim on every interface it has open,
             // so a program of ours found here was left by another one.
@@ -537,9 +536,8 @@ XdpAttachment::attach(int ifindex, const char *ifname, int prog_fd,
     int err = bpf_xdp_attach(ifindex, prog_fd,
                              xdp_flags | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr);
     if (err) {
-        std::snprintf(why, whylen, "attaching the XDP program to %s failed: "
-                      "%s", ifname, std::strerror(-err));
-        return R::failure(err);
+        return R::failure(fail(err, "attaching the XDP program to %s "
+                               "failed: %s", ifname, std::strerror(-err)));
     }
     XdpAttachment a;
     a.ifindex_ = ifindex;

@@ -80,11 +80,11 @@ public:
     // Attaches the program 'prog_fd' (kernel id 'prog_id') with
     // 'xdp_flags' (XDP_FLAGS_SKB_MODE or _DRV_MODE).  A program of ours
     // left by an earlier process is replaced; anyone else's is left alone
-    // and reported in 'why'.
-    static Result<XdpAttachment> attach(int ifindex, const char *ifname,
-                                        int prog_fd, uint32_t prog_id,
-                                        uint32_t xdp_flags, char *why,
-                                        size_t whylen) noexcept;
+    // and the failure says so.
+    static Result<XdpAttachment, Failure> attach(int ifindex,
+                                                 const char *ifname,
+                                                 int prog_fd, uint32_t prog_id,
+                                                 uint32_t xdp_flags) noexcept;
 
     // True while our program is the one attached in our mode: another
     // process may detach or replace it at any time, and nothing tells us.

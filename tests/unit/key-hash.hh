@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 
 namespace afxdp_test {
 

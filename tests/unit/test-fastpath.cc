@@ -33,6 +33,7 @@
 #include <gtest/gtest.h>
 
 #include "afxdp.h"
+#include "afxdp-offload.h"
 #include "compat.hh"
 #include "fastpath.hh"
 #include "flow.hh"
@@ -1027,9 +1028,8 @@ protected:
         if (geteuid()) {
             GTEST_SKIP() << "not root: BPF programs cannot be loaded";
         }
-        char why[256] = "";
-        auto r = FastPath::load(-1, why, sizeof why);
-        ASSERT_TRUE(r.ok()) << why;
+        auto r = FastPath::load(-1);
+        ASSERT_TRUE(r.ok()) << r.error().why;
         fp_ = r.take();
         ASSERT_EQ(fp_.add_target(kLoopback), 0);
     }
@@ -1235,9 +1235,8 @@ TEST_F(FastPathLookup, LoadsWithoutTheKernelsConfigurationAndTimesHits)
         }
         EXPECT_NE(access("/proc/config.gz", F_OK), 0);
         fp_ = FastPath();
-        char why[256] = "";
-        auto r = FastPath::load(-1, why, sizeof why);
-        EXPECT_TRUE(r.ok()) << why;
+        auto r = FastPath::load(-1);
+        EXPECT_TRUE(r.ok()) << r.error().why;
         if (r.ok()) {
             fp_ = r.take();
             EXPECT_EQ(fp_.add_target(kLoopback), 0);
@@ -1348,9 +1347,8 @@ TEST_F(FastPathLookup, PacketsOfAQueueOvsDoesNotPollAreLeftToTheKernel)
     EXPECT_EQ(st.packets, 1u);
 
     // Told of both, it takes both.
-    char why[256] = "";
-    auto both = FastPath::load(-1, why, sizeof why, 0, 0, 2);
-    ASSERT_TRUE(both.ok()) << why;
+    auto both = FastPath::load(-1, 0, 0, 2);
+    ASSERT_TRUE(both.ok()) << both.error().why;
     fp_ = both.take();
     ASSERT_EQ(fp_.put(ufid(1), flow_matching(udp, 1, Verdict::kDrop)), 0);
     EXPECT_EQ(run(udp, ifindex, 1).retval, uint32_t(XDP_DROP));
@@ -2412,9 +2410,8 @@ TEST_F(FastPathLookup, PartialOffloadHandsTheMarkToTheSocket)
     }
     SocketMap sockets(net.a());
     ASSERT_EQ(sockets.why(), "");
-    char why[256] = "";
-    auto r = FastPath::load(sockets.fd(), why, sizeof why);
-    ASSERT_TRUE(r.ok()) << why;
+    auto r = FastPath::load(sockets.fd());
+    ASSERT_TRUE(r.ok()) << r.error().why;
     fp_ = r.take();
 
     if (!fp_.writes_meta()) {
@@ -2512,10 +2509,8 @@ TEST_F(FastPathLookup, WithHintsAnOffloadedTagIsThePacketsTag)
     }
     SocketMap sockets(net.a());
     ASSERT_EQ(sockets.why(), "");
-    char why[256] = "";
-    auto r = FastPath::load(sockets.fd(), why, sizeof why, support.hints,
-                            ifindex);
-    ASSERT_TRUE(r.ok()) << why;
+    auto r = FastPath::load(sockets.fd(), support.hints, ifindex);
+    ASSERT_TRUE(r.ok()) << r.error().why;
     fp_ = r.take();
     bpf_prog_info info = {};
     uint32_t len = sizeof info;

@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 
 namespace {
 

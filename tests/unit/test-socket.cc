@@ -70,6 +70,7 @@
 #include <gtest/gtest.h>
 
 #include "afxdp.h"
+#include "afxdp-offload.h"
 #include "fastpath-maps.h"
 #include "fd.hh"
 #include "key-hash.hh"

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "afxdp.h"
+#include "afxdp-offload.h"
 #include "netns.hh"
 #include "targets.hh"
 #include "xdp-progs.hh"

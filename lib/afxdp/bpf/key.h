@@ -5,7 +5,7 @@
 #ifndef AFXDP_BPF_KEY_H
 #define AFXDP_BPF_KEY_H 1
 
-#include "afxdp.h"
+#include "afxdp-offload.h"
 #include "packet.h"
 
 /* The key is written in whole 64-bit words after it is zeroed, each
