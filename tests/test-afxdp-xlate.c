@@ -357,8 +357,9 @@ test_random(int n, uint32_t seed)
         }
 
         /* The packet's key: its flow's fields where the key has them, as
-         * the XDP program's parser fills them (tests/unit/test-fastpath.cc
-         * checks the parser against OVS's). */
+         * the XDP program's parser fills them
+         * (tests/unit/test-fastpath-parse.cc checks the parser against
+         * OVS's). */
         memset(&wc.masks, 0xff, sizeof wc.masks);
         match_init(&exact, &packet, &wc);
         netdev_offload_afxdp_match(&exact, &xp);

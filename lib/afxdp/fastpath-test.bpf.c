@@ -1,4 +1,4 @@
-/* The unit tests' programs (tests/unit/test-fastpath.cc) and the
+/* The unit tests' programs (tests/unit/test-fastpath-parse.cc) and the
  * parser's for OVS's own test of it (afxdp_fast_path_parse(), used by
  * tests/test-afxdp-xlate.c): the fast path's parts run alone, through
  * BPF_PROG_TEST_RUN.  An object of its own, so that the program
