@@ -37,9 +37,9 @@ public:
         return attachment_.still_attached();
     }
 
-    // The fast path (afxdp.h's afxdp_dev_flow_put() and the rest; 0 or a
-    // negative errno).  Called from any thread: OVS puts flows from its
-    // offload thread and reads them from the main one.
+    // The fast path (afxdp-offload.h's afxdp_dev_flow_put() and the rest;
+    // 0 or a negative errno).  Called from any thread: OVS puts flows from
+    // its offload thread and reads them from the main one.
     // With 'counts', the flow's count is kept whole across the put: read a
     // last time and ended if the put takes the flow out of the maps, ended
     // if it starts a new one.

@@ -1,6 +1,6 @@
 // The device's XDP fast path: its flows, their counts, and the targets
-// they redirect to (afxdp.h's offload API; the program and maps are
-// fastpath.hh's, the translation flow.hh's).
+// they redirect to (afxdp-offload.h's offload API; the program and maps
+// are fastpath.hh's, the translation flow.hh's).
 #include "device.hh"
 
 #include <cerrno>

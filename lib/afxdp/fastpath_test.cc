@@ -1,8 +1,8 @@
 // The fast path's parser run alone, for tests that hold it against
-// OVS's (afxdp.h's afxdp_fast_path_parse()).  A file of its own, with
-// the test programs' object (fastpath-test.bpf.c): only a program that
-// calls it (OVS's ovstest, the unit tests) links it from the library,
-// so ovs-vswitchd carries none of the test programs.
+// OVS's (afxdp-offload.h's afxdp_fast_path_parse()).  A file of its own,
+// with the test programs' object (fastpath-test.bpf.c): only a program
+// that calls it (OVS's ovstest, the unit tests) links it from the
+// library, so ovs-vswitchd carries none of the test programs.
 #include "fastpath.hh"
 
 #include <bpf/bpf.h>

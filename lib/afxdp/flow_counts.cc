@@ -1,4 +1,4 @@
-// An offloaded megaflow's counts as OVS reads them (afxdp.h's
+// An offloaded megaflow's counts as OVS reads them (afxdp-offload.h's
 // afxdp_flow_counts): each packet XDP executed told to OVS once.
 //
 // OVS adds what a copy is told to that copy's own count, and its readers

@@ -1,11 +1,11 @@
 // The interfaces a port's offloaded flows redirect to, and whether each
-// takes XDP frames now (afxdp.h's afxdp_dev_targets_*()).  A target is in
-// the port's devmap exactly while the kernel says it takes redirects:
-// asked when a flow first names it, again when a flow to one that took
-// none is put (at most every kRecheckOnPutMs: a flow put just after its
-// target's peer got an XDP program is redirected from its first packets),
-// and every target at most every kCheckEveryMs as OVS reads its flows (a
-// veth's peer may lose its XDP program at any time).
+// takes XDP frames now (afxdp-offload.h's afxdp_dev_targets_*()).  A
+// target is in the port's devmap exactly while the kernel says it takes
+// redirects: asked when a flow first names it, again when a flow to one
+// that took none is put (at most every kRecheckOnPutMs: a flow put just
+// after its target's peer got an XDP program is redirected from its first
+// packets), and every target at most every kCheckEveryMs as OVS reads its
+// flows (a veth's peer may lose its XDP program at any time).
 #ifndef AFXDP_TARGETS_HH
 #define AFXDP_TARGETS_HH
 

@@ -1,4 +1,4 @@
-// afxdp_flow_counts (afxdp.h, flow_counts.cc): each packet XDP executed
+// afxdp_flow_counts (afxdp-offload.h, flow_counts.cc): each packet XDP executed
 // for a megaflow is told to OVS once, whatever the puts, reopens and
 // copies.  Tier 1: no kernel.
 #include <gtest/gtest.h>
