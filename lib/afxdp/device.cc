@@ -329,8 +329,14 @@ afxdp_dev::try_mode_sharing(const afxdp_dev_config &cfg, afxdp_xdp_mode mode)
     // registered too.  The port must still work: give it frames of its
     // own, and copy what other ports send it.
     const afxdp::QueueFailure shared = f;
-    afxdp::Failure p = take_pool(cfg, false);
-    f = p ? afxdp::QueueFailure(p) : try_mode(cfg, mode);
+    const afxdp::Failure p = take_pool(cfg, false);
+    if (p) {
+        // No frames to spare: the sharing's refusal is the news.
+        afxdp::log(AFXDP_LOG_DBG, "%s: no UMEM of its own either: %s",
+                   cfg.ifname, p.why);
+        return shared;
+    }
+    f = try_mode(cfg, mode);
     if (!f || !f.at_umem) {
         // Registered alone, not shared (whatever else failed).
         const afxdp::Failure reason = afxdp::fail(0, "sharing refused: %s",
