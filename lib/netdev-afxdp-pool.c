@@ -78,7 +78,7 @@ afxdp_packet_from_frame(struct afxdp_pool *pool,
         if (frame->has_flow_mark) {
             /* Partial offload: dpif-netdev takes the flow by its mark,
              * with no parse and no lookup.  Only with a hash: see
-             * netdev_afxdp_takes_marks(). */
+             * netdev_afxdp_flows(). */
             dp_packet_set_flow_mark(packet, frame->flow_mark);
         }
 #endif

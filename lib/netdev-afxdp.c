@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 
 #include "afxdp.h"
+#include "afxdp-flows.h"
 #include "afxdp-offload.h"
 #include "connectivity.h"
 #include "coverage.h"
@@ -76,6 +77,9 @@ struct afxdp_port {
     struct hmap_node node;          /* In 'afxdp_ports', by netdev. */
     struct netdev *netdev;
     struct afxdp_dev *core;         /* NULL while not running. */
+    struct afxdp_flows *flows;      /* Its offloaded flows, from construct
+                                     * to destruct: attached to 'core'
+                                     * while it runs with offload. */
     bool configured;                /* set_config has succeeded once. */
     /* Everything the options decide, as the core's policy parsed them.
      * Ours on every OVS version: OVS 3.7 removed use-need-wakeup and the
@@ -93,6 +97,8 @@ struct afxdp_port {
     int open_errno;                 /* Its errno, or 0. */
     char *config_error;             /* Last rejected option, or NULL. */
 };
+
+static void afxdp_flows_changed(void *netdev);
 
 static struct ovs_mutex afxdp_ports_mutex = OVS_MUTEX_INITIALIZER;
 static struct hmap afxdp_ports OVS_GUARDED_BY(afxdp_ports_mutex)
@@ -435,6 +441,8 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
     if (port && port->core) {
         struct afxdp_dev_info info;
 
+        /* Its flows' XDP counts end as read now. */
+        afxdp_flows_detach(port->flows);
         afxdp_dev_get_info(port->core, &info);
         VLOG_INFO("%s: Removing xdp program.", netdev_get_name(&dev->up));
         afxdp_dev_close(port->core);
@@ -524,13 +532,9 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
     /* Before our locks: netdev-linux takes dev->mutex for both (an
      * error-checking mutex: taking it twice aborts). */
     int ifindex = netdev_get_ifindex(netdev);
-    bool reopened = false;
     int mtu = 0;
     int numa_node = -1;
 
-    /* Before our locks (the offload's come first): if the port reopens,
-     * its flows' XDP counts end as read now. */
-    netdev_offload_afxdp_port_closing(netdev);
     netdev_get_mtu(netdev, &mtu);
     if (ovs_numa_get_n_numas() > 1) {
         int numa_id = netdev_get_numa_id(netdev);
@@ -568,15 +572,14 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         netdev->n_rxq = port->applied.n_queues;
         netdev->n_txq = port->applied.n_queues;
     }
-    reopened = port->core && port->offload_applied;
+    if (port->core && port->offload_applied) {
+        /* New maps: the flows OVS offloaded go in again. */
+        afxdp_flows_attach(port->flows, port->core);
+    }
     netdev_afxdp_status_changed(netdev);
 out:
     ovs_mutex_unlock(&dev->mutex);
     ovs_mutex_unlock(&afxdp_ports_mutex);
-    if (reopened) {
-        /* New maps: the flows OVS offloaded go in again. */
-        netdev_offload_afxdp_port_opened(netdev);
-    }
     return 0;
 }
 
@@ -605,6 +608,11 @@ netdev_afxdp_construct(struct netdev *netdev)
 
     port = xzalloc(sizeof *port);
     port->netdev = netdev;
+    port->flows = afxdp_flows_create(netdev_get_name(netdev),
+                                     afxdp_flows_changed, netdev);
+    if (!port->flows) {
+        out_of_memory();
+    }
     afxdp_port_config_default(&port->requested);
     port->applied = port->requested;
     ovs_mutex_lock(&afxdp_ports_mutex);
@@ -619,15 +627,21 @@ void
 netdev_afxdp_destruct(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
-    struct afxdp_port *port;
+    int ifindex = netdev_get_ifindex(netdev);
+    struct afxdp_port *port, *other;
 
-    netdev_offload_afxdp_port_destroyed(netdev);
     ovs_mutex_lock(&afxdp_ports_mutex);
     ovs_mutex_lock(&dev->mutex);
     port = afxdp_port_lookup(netdev);
     afxdp_port_close(dev, port);
     if (port) {
         hmap_remove(&afxdp_ports, &port->node);
+        afxdp_flows_destroy(port->flows);
+        /* No more redirects to it, whatever the other ports' flows still
+         * say until OVS deletes them. */
+        HMAP_FOR_EACH (other, node, &afxdp_ports) {
+            afxdp_flows_target_gone(other->flows, ifindex);
+        }
         free(port->open_error);
         free(port->config_error);
         free(port);
@@ -986,73 +1000,16 @@ netdev_afxdp_offload_changed(struct netdev *netdev)
     }
 }
 
-/* The core of 'netdev' if it opened with offload on. */
-static struct afxdp_dev *
-afxdp_offload_core(const struct netdev *netdev)
-    OVS_REQUIRES(afxdp_ports_mutex)
-{
-    struct afxdp_port *port = afxdp_port_lookup(netdev);
-
-    return port && port->core && port->offload_applied ? port->core : NULL;
-}
-
-bool
-netdev_afxdp_takes_marks(const struct netdev *netdev)
+struct afxdp_flows *
+netdev_afxdp_flows(const struct netdev *netdev)
 {
     struct afxdp_port *port;
-    bool takes;
 
-    /* From the open, not afxdp_dev_get_info(), which asks the kernel
-     * whether our program is still attached: revalidators call this for
-     * every partially offloaded flow. */
     ovs_mutex_lock(&afxdp_ports_mutex);
     port = afxdp_port_lookup(netdev);
-    takes = port && afxdp_offload_core(netdev);
     ovs_mutex_unlock(&afxdp_ports_mutex);
-    return takes;
-}
-
-int
-netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
-                      const struct afxdp_flow_match *match,
-                      const struct afxdp_flow_action *actions,
-                      size_t n_actions, uint32_t mark,
-                      enum afxdp_offload_refusal *refusal,
-                      struct afxdp_flow_counts *counts)
-{
-    struct afxdp_dev *core;
-    int error = EOPNOTSUPP;
-    bool changed = false;
-
-    *refusal = AFXDP_REFUSED_N;
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    core = afxdp_offload_core(netdev);
-    if (core) {
-        error = afxdp_dev_flow_put_counted(core, ufid->u32, match, actions,
-                                           n_actions, mark, refusal, counts);
-        changed = afxdp_dev_status_changed(core);
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-    if (changed) {
-        netdev_afxdp_status_changed(netdev);
-    }
-    return error;
-}
-
-int
-netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid,
-                      struct afxdp_flow_counts *counts)
-{
-    struct afxdp_dev *core;
-    int error = EOPNOTSUPP;
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    core = afxdp_offload_core(netdev);
-    if (core) {
-        error = afxdp_dev_flow_del_counted(core, ufid->u32, counts);
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-    return error;
+    /* Lives as long as the netdev, which the caller holds. */
+    return port ? port->flows : NULL;
 }
 
 /* OVS's netdev_change_seq_changed() wakes the bridge (the connectivity
@@ -1069,59 +1026,11 @@ netdev_afxdp_status_changed(const struct netdev *netdev)
     seq_change(connectivity_seq_get());
 }
 
-int
-netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
-                        struct afxdp_flow_stats *stats)
+/* afxdp_flows_changed_func for a port's flows. */
+static void
+afxdp_flows_changed(void *netdev)
 {
-    struct afxdp_dev *core;
-    int error = EOPNOTSUPP;
-    bool changed = false;
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    core = afxdp_offload_core(netdev);
-    if (core) {
-        afxdp_dev_targets_run(core);
-        changed = afxdp_dev_status_changed(core);
-        error = afxdp_dev_flow_stats(core, ufid->u32, stats);
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-    if (changed) {
-        netdev_afxdp_status_changed(netdev);
-    }
-    return error;
-}
-
-bool
-netdev_afxdp_target_on(const struct netdev *netdev, int ifindex)
-{
-    struct afxdp_dev *core;
-    bool on;
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    core = afxdp_offload_core(netdev);
-    on = core && afxdp_dev_target_on(core, ifindex);
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-    return on;
-}
-
-void
-netdev_afxdp_targets_drop(const struct netdev *gone)
-{
-    int ifindex = netdev_get_ifindex(gone);
-    struct afxdp_port *port;
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    HMAP_FOR_EACH (port, node, &afxdp_ports) {
-        struct afxdp_dev *core = afxdp_offload_core(port->netdev);
-
-        if (port->netdev != gone && core && ifindex > 0) {
-            afxdp_dev_targets_drop(core, ifindex);
-            if (afxdp_dev_status_changed(core)) {
-                netdev_afxdp_status_changed(port->netdev);
-            }
-        }
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
+    netdev_afxdp_status_changed(netdev);
 }
 
 /* ------------------------------------------------------------------ */

@@ -7,10 +7,11 @@
  * ovs-patches/dpif-offload-afxdp-class.patch).
  *
  * Here only what is OVS's: struct match and the netlink actions become the
- * core's afxdp_flow_match and afxdp_flow_action, and the core decides
- * what XDP can execute (lib/afxdp/flow.cc).  Each flow OVS gave is kept
- * (match, actions, mark), so that a port reopened with empty maps gets its
- * flows again.  The core follows the targets flows redirect to.
+ * core's afxdp_flow_match and afxdp_flow_action, and each put, read and
+ * delete goes to the in_port's registry (afxdp-flows.h), which keeps the
+ * flows across the port's reopens, counts them for OVS's copies, gives
+ * 3.7's marks and follows the targets; the core decides what XDP can
+ * execute (lib/afxdp/flow.cc).
  */
 #include <config.h>
 
@@ -20,17 +21,13 @@
 #include <errno.h>
 #include <string.h>
 
-#include "openvswitch/dynamic-string.h"
-#include "openvswitch/hmap.h"
 #include "openvswitch/thread.h"
-#include "openvswitch/vlog.h"
 #include "util.h"
 
 #if OVS_AFXDP_NETDEV_FLOW_API || OVS_AFXDP_DPIF_OFFLOAD
 
 #include "dp-packet.h"
 #include "dpif.h"
-#include "hash.h"
 #include "netdev.h"
 #include "netdev-provider.h"
 #if OVS_AFXDP_NETDEV_FLOW_API
@@ -46,82 +43,7 @@
 #include "openvswitch/meta-flow.h"
 #include "openvswitch/ofpbuf.h"
 #include "packets.h"
-#include "timeval.h"
-#include "uuid.h"
 
-VLOG_DEFINE_THIS_MODULE(netdev_offload_afxdp);
-
-static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(5, 20);
-
-
-/* A megaflow OVS offloaded to one of our ports, as OVS gave it. */
-struct offloaded_flow {
-    struct hmap_node node;         /* In 'flows', by ufid. */
-    const struct netdev *netdev;   /* The in_port. */
-    ovs_u128 ufid;
-    struct match match;
-    struct nlattr *actions;        /* Netlink actions, 'actions_len'. */
-    size_t actions_len;
-    uint32_t mark;                 /* The flow's mark: dpif-netdev's (3.1
-                                    * to 3.6), or ours (3.7 on). */
-    bool in_maps;                  /* The core took the last put. */
-    bool full;                     /* XDP executes it whole... */
-    int target;                    /* ...redirecting to this ifindex (0:
-                                    * none, a drop), if it takes XDP
-                                    * frames now (the core says). */
-    enum afxdp_offload_refusal refusal;   /* If not. */
-    /* XDP's counts, told to OVS's copies of the megaflow each once. */
-    struct afxdp_flow_counts counts;
-#if OVS_AFXDP_DPIF_OFFLOAD
-    const struct dpif_offload *offload;  /* Ours, of the in_port's dpif. */
-    struct hmap_node mark_node;    /* In 'marks', by 'mark'. */
-    /* dpif-netdev's flow of each PMD thread that put this megaflow (each
-     * has one of its own), for the packets that come with the mark. */
-    struct pmd_ref {
-        unsigned pmd_id;
-        void *flow_reference;
-        const ovs_u128 *ufid;      /* The copy's own mega_ufid, which OVS
-                                    * asks for its counts with. */
-        struct afxdp_flow_stats told;   /* What that copy was told. */
-    } *refs OVS_GUARDED_BY(refs_mutex);
-    size_t n_refs OVS_GUARDED_BY(refs_mutex);
-#endif
-};
-
-/* Lock order: 'offload_mutex', then netdev-afxdp.c's. */
-static struct ovs_mutex offload_mutex = OVS_MUTEX_INITIALIZER;
-#if OVS_AFXDP_DPIF_OFFLOAD
-/* A leaf too: PMD threads take it for each packet that has a mark. */
-static struct ovs_mutex refs_mutex = OVS_MUTEX_INITIALIZER;
-static struct hmap marks OVS_GUARDED_BY(refs_mutex)
-    = HMAP_INITIALIZER(&marks);
-#endif
-static struct hmap flows OVS_GUARDED_BY(offload_mutex)
-    = HMAP_INITIALIZER(&flows);
-
-static struct offloaded_flow *
-flow_find(const struct netdev *netdev, const ovs_u128 *ufid)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct offloaded_flow *f;
-
-    HMAP_FOR_EACH_WITH_HASH (f, node, hash_bytes(ufid, sizeof *ufid, 0),
-                             &flows) {
-        if (f->netdev == netdev && ovs_u128_equals(f->ufid, *ufid)) {
-            return f;
-        }
-    }
-    return NULL;
-}
-
-static void
-flow_free(struct offloaded_flow *f)
-    OVS_REQUIRES(offload_mutex)
-{
-    hmap_remove(&flows, &f->node);
-    free(f->actions);
-    free(f);
-}
 
 /* ------------------------------------------------------------------ */
 /* Match.                                                             */
@@ -506,194 +428,88 @@ netdev_offload_afxdp_actions(const struct nlattr *actions, size_t len,
 }
 
 /* ------------------------------------------------------------------ */
-/* Flows into the core.                                               */
+/* Flows into the port's registry.                                    */
 /* ------------------------------------------------------------------ */
 
 /* At most this many actions are looked at: more than a few cannot be
  * executed in XDP anyway (one output, a VLAN change, Ethernet rewrites). */
 #define MAX_ACTIONS 16
 
-static struct netdev *output_netdev(const struct offloaded_flow *,
-                                    odp_port_t);
+/* The netdev of datapath port 'port_no', as the flow's datapath knows it
+ * ('where': the in_port on 3.1 to 3.6, our provider on 3.7), a reference
+ * taken; NULL if none. */
+static struct netdev *output_netdev(const void *where, odp_port_t port_no);
 
-/* netdev_offload_afxdp_port_func for the outputs of flow 'f_': the
- * datapath's port, if it is one the in_port's datapath knows. */
+/* netdev_offload_afxdp_port_func for a flow's outputs. */
 static bool
-flow_output_port(const void *f_, odp_port_t port_no,
+flow_output_port(const void *where, odp_port_t port_no,
                  struct netdev_offload_afxdp_port *p)
 {
-    struct netdev *out = output_netdev(f_, port_no);
+    struct netdev *out = output_netdev(where, port_no);
 
     if (!out) {
         return false;
     }
     p->ifindex = netdev_get_ifindex(out);
-    p->name = netdev_get_name(out);   /* Lives as long as the port. */
+    p->name = netdev_get_name(out);   /* The registry copies it. */
     p->afxdp = netdev_afxdp_is_afxdp(out);
     netdev_close(out);
     return true;
 }
 
-/* Puts 'f' into its port's fast path.  Returns 0 (executed whole, or
- * partially offloaded: its packets reach OVS with its mark) or an errno.
- * Its count stays whole either way (the core reads it a last time if the
- * put takes it out of the maps). */
+/* The put, translated, into 'flows', its in_port's registry:
+ * afxdp_flows_put()'s answer. */
 static int
-flow_install(struct offloaded_flow *f)
-    OVS_REQUIRES(offload_mutex)
+flow_put(struct afxdp_flows *flows, const void *where, const ovs_u128 *ufid,
+         const struct match *match, const struct nlattr *actions,
+         size_t actions_len, uint32_t mark,
+         const struct afxdp_flow_copy *copy, void **previous)
 {
-    struct afxdp_flow_action actions[MAX_ACTIONS];
+    struct afxdp_flow_action xlated[MAX_ACTIONS];
     struct afxdp_flow_match m;
     size_t n;
-    int error;
 
-    netdev_offload_afxdp_match(&f->match, &m);
-    n = netdev_offload_afxdp_actions(f->actions, f->actions_len,
-                                     flow_output_port, f,
-                                     actions, ARRAY_SIZE(actions));
-    error = netdev_afxdp_flow_put(f->netdev, &f->ufid, &m, actions, n,
-                                  f->mark, &f->refusal, &f->counts);
-    f->in_maps = !error;
-    f->full = !error && f->refusal == AFXDP_REFUSED_N;
-    f->target = 0;
-    for (size_t i = 0; f->full && i < n; i++) {
-        if (actions[i].type == AFXDP_ACTION_OUTPUT) {
-            f->target = actions[i].output.ifindex;
-        }
+    if (!flows) {
+        return EOPNOTSUPP;
     }
-    if (error == EOPNOTSUPP && m.unparsed_field) {
-        VLOG_DBG_RL(&rl, "%s: flow "UUID_FMT" stays in userspace: it "
-                    "matches on %s.", netdev_get_name(f->netdev),
-                    UUID_ARGS((struct uuid *) &f->ufid), m.unparsed_field);
-    } else if (error && error != EOPNOTSUPP) {
-        VLOG_WARN_RL(&rl, "%s: flow "UUID_FMT" not offloaded to XDP: %s.",
-                     netdev_get_name(f->netdev),
-                     UUID_ARGS((struct uuid *) &f->ufid),
-                     ovs_strerror(error));
-    }
-    return error;
+    netdev_offload_afxdp_match(match, &m);
+    n = netdev_offload_afxdp_actions(actions, actions_len, flow_output_port,
+                                     where, xlated, ARRAY_SIZE(xlated));
+    return afxdp_flows_put(flows, ufid->u32, &m, xlated, n, mark, copy,
+                           previous, NULL);
 }
 
-/* Reads XDP's count of 'f' now. */
 static void
-flow_read_xdp(struct offloaded_flow *f)
-    OVS_REQUIRES(offload_mutex)
+stats_to_ovs(const struct afxdp_flow_stats *s, struct dpif_flow_stats *stats)
 {
-    struct afxdp_flow_stats now;
-
-    if (!netdev_afxdp_flow_stats(f->netdev, &f->ufid, &now)) {
-        afxdp_flow_counts_read(&f->counts, &now);
-    }
-}
-
-/* What one of OVS's copies of 'f' ('is_copy' false: a reader that is no
- * copy) is told now, into 'stats': '*told' comes in as what it was told
- * last, and goes out as what it is told. */
-static void
-flow_tell(struct offloaded_flow *f, bool is_copy,
-          struct afxdp_flow_stats *told, struct dpif_flow_stats *stats)
-    OVS_REQUIRES(offload_mutex)
-{
-    flow_read_xdp(f);
-    afxdp_flow_counts_tell(&f->counts, is_copy, told);
     memset(stats, 0, sizeof *stats);
-    stats->n_packets = told->n_packets;
-    stats->n_bytes = told->n_bytes;
-    stats->used = told->used_msec;
-    stats->tcp_flags = told->tcp_flags;
+    stats->n_packets = s->n_packets;
+    stats->n_bytes = s->n_bytes;
+    stats->used = s->used_msec;
+    stats->tcp_flags = s->tcp_flags;
 }
 
-/* 'f' leaves the fast path: what XDP counted after OVS's last read of it
- * is counted on its port (afxdp/show), as OVS asks for no final count. */
-static void
-flow_del_from_core(struct offloaded_flow *f)
-    OVS_REQUIRES(offload_mutex)
-{
-    netdev_afxdp_flow_del(f->netdev, &f->ufid, &f->counts);
-}
-
-/* Finds or makes the flow of 'netdev' known by 'ufid' and gives it the
- * match and actions of the put; '*is_new' says which.  A flow already
- * there keeps its counts. */
-static struct offloaded_flow *
-flow_update(const struct netdev *netdev, const ovs_u128 *ufid,
-            const struct match *match, const struct nlattr *actions,
-            size_t actions_len, bool *is_new)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct offloaded_flow *f = flow_find(netdev, ufid);
-
-    *is_new = !f;
-    if (!f) {
-        f = xzalloc(sizeof *f);
-        f->netdev = netdev;
-        f->ufid = *ufid;
-        hmap_insert(&flows, &f->node, hash_bytes(ufid, sizeof *ufid, 0));
-    } else {
-        /* Its XDP count goes on (a flow put again keeps it). */
-        free(f->actions);
-    }
-    f->match = *match;
-    f->actions = xmemdup(actions, actions_len);
-    f->actions_len = actions_len;
-    return f;
-}
-
-static void flow_tell_copy(struct offloaded_flow *, const ovs_u128 *ufid,
-                           struct dpif_flow_stats *)
-    OVS_REQUIRES(offload_mutex);
-
-/* The counts and state of the flow of 'netdev' known by 'ufid' for OVS's
- * copy of the megaflow whose mega_ufid 'ufid' points to: false if there is
- * none. */
+/* The counts of the flow known by 'ufid' in 'flows' for OVS's copy of
+ * the megaflow that 'ufid' points into ('told': what it was told last,
+ * if OVS keeps that), and where it runs: false if there is none. */
 static bool
-flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
+flow_stats(struct afxdp_flows *flows, const ovs_u128 *ufid,
+           const struct afxdp_flow_stats *told,
            struct dpif_flow_stats *stats, struct dpif_flow_attrs *attrs)
 {
-    struct offloaded_flow *f;
+    enum afxdp_flow_where where;
+    struct afxdp_flow_stats now;
 
-    ovs_mutex_lock(&offload_mutex);
-    f = flow_find(netdev, ufid);
-    if (f) {
-        flow_tell_copy(f, ufid, stats);
-        /* dpctl shows "offloaded:yes, dp:xdp", or "offloaded:partial"
-         * where the packets still reach OVS, with their mark (if the port
-         * uses marks: see netdev_afxdp_takes_marks()); a flow whose
-         * target takes no XDP frames now is not offloaded at all: its
-         * packets reach OVS untouched. */
-        if (f->full
-            && (!f->target || netdev_afxdp_target_on(netdev, f->target))) {
-            attrs->offloaded = true;
-            attrs->dp_layer = "xdp";
-        } else {
-            attrs->offloaded = f->in_maps && !f->full
-                               && netdev_afxdp_takes_marks(netdev);
-            attrs->dp_layer = "ovs";
-        }
+    if (!flows
+        || afxdp_flows_stats(flows, ufid->u32, ufid, told, &now, &where)) {
+        return false;
     }
-    ovs_mutex_unlock(&offload_mutex);
-    return f != NULL;
-}
-
-static void flow_forget(struct offloaded_flow *)
-    OVS_REQUIRES(offload_mutex);
-
-/* Deletes every flow of 'netdev', from the core's maps too if 'in_core'
- * (not for a port being destroyed). */
-static void
-flows_flush(const struct netdev *netdev, bool in_core)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct offloaded_flow *f;
-
-    HMAP_FOR_EACH_SAFE (f, node, &flows) {
-        if (f->netdev == netdev) {
-            if (in_core) {
-                flow_del_from_core(f);
-            }
-            flow_forget(f);
-        }
-    }
+    stats_to_ovs(&now, stats);
+    /* dpctl shows "offloaded:yes, dp:xdp", or "offloaded:partial" where
+     * the packets still reach OVS, with their mark. */
+    attrs->offloaded = where != AFXDP_FLOW_IN_OVS;
+    attrs->dp_layer = where == AFXDP_FLOW_IN_XDP ? "xdp" : "ovs";
+    return true;
 }
 
 #if OVS_AFXDP_NETDEV_FLOW_API
@@ -702,29 +518,9 @@ flows_flush(const struct netdev *netdev, bool in_core)
 /* ------------------------------------------------------------------ */
 
 static struct netdev *
-output_netdev(const struct offloaded_flow *f, odp_port_t port_no)
+output_netdev(const void *in_port, odp_port_t port_no)
 {
-    return netdev_ports_get(port_no, netdev_get_dpif_type(f->netdev));
-}
-
-static void
-flow_forget(struct offloaded_flow *f)
-    OVS_REQUIRES(offload_mutex)
-{
-    flow_free(f);
-}
-
-/* OVS asks with a pointer to the copy's own mega_ufid, whose last_stats
- * hold what it was told last. */
-static void
-flow_tell_copy(struct offloaded_flow *f, const ovs_u128 *ufid,
-               struct dpif_flow_stats *stats)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct afxdp_flow_stats told;
-
-    afxdp_ovs_flow_told(ufid, &told);
-    flow_tell(f, true, &told, stats);
+    return netdev_ports_get(port_no, netdev_get_dpif_type(in_port));
 }
 
 static int
@@ -733,27 +529,9 @@ afxdp_flow_put(struct netdev *netdev, struct match *match,
                const ovs_u128 *ufid, struct offload_info *info,
                struct dpif_flow_stats *stats)
 {
-    struct offloaded_flow *f;
-    bool is_new;
-    int error;
-
-    ovs_mutex_lock(&offload_mutex);
-    f = flow_update(netdev, ufid, match, actions, actions_len, &is_new);
-    f->mark = info->flow_mark;
-    error = flow_install(f);
-    if (error && is_new) {
-        /* Not in the maps: OVS keeps the flow in userspace. */
-        flow_free(f);
-    } else if (error) {
-        /* Put again with what XDP cannot take (the core took the older
-         * version out): XDP's count so far stays the flow's, as OVS has
-         * been told it.  An error would have dpif-netdev delete the
-         * offload, and with it that count, from the flow's statistics
-         * (the next revalidator round would see them go back, and the
-         * flow's deletion take them off its rule a second time). */
-        error = 0;
-    }
-    ovs_mutex_unlock(&offload_mutex);
+    struct afxdp_flows *flows = netdev_afxdp_flows(netdev);
+    int error = flow_put(flows, netdev, ufid, match, actions, actions_len,
+                         info->flow_mark, NULL, NULL);
 
     if (stats) {
         memset(stats, 0, sizeof *stats);
@@ -767,56 +545,63 @@ afxdp_flow_get(struct netdev *netdev, struct match *match OVS_UNUSED,
                struct dpif_flow_stats *stats, struct dpif_flow_attrs *attrs,
                struct ofpbuf *wbuffer OVS_UNUSED)
 {
-    return flow_stats(netdev, ufid, stats, attrs) ? 0 : ENOENT;
+    /* OVS asks with a pointer to the copy's own mega_ufid, whose
+     * last_stats hold what it was told last. */
+    struct afxdp_flow_stats told;
+
+    afxdp_ovs_flow_told(ufid, &told);
+    return flow_stats(netdev_afxdp_flows(netdev), ufid, &told, stats, attrs)
+           ? 0 : ENOENT;
 }
 
 static int
 afxdp_flow_del(struct netdev *netdev, const ovs_u128 *ufid,
                struct dpif_flow_stats *stats)
 {
-    struct offloaded_flow *f;
-    int error = 0;
+    struct afxdp_flows *flows = netdev_afxdp_flows(netdev);
+    struct afxdp_flow_stats now;
+    int error;
 
-    ovs_mutex_lock(&offload_mutex);
-    f = flow_find(netdev, ufid);
-    if (f) {
-        if (stats) {
-            /* dpif-netdev asks for none; another caller is no copy. */
-            struct afxdp_flow_stats told = { 0 };
-
-            flow_tell(f, false, &told, stats);
-        }
-        flow_del_from_core(f);
-        flow_free(f);
-    } else {
-        error = ENOENT;
+    /* dpif-netdev asks for no stats; another caller is no copy. */
+    error = flows ? afxdp_flows_del(flows, ufid->u32, NULL, &now) : ENOENT;
+    if (!error && stats) {
+        stats_to_ovs(&now, stats);
     }
-    ovs_mutex_unlock(&offload_mutex);
     return error;
 }
 
 static int
 afxdp_flow_flush(struct netdev *netdev)
 {
-    ovs_mutex_lock(&offload_mutex);
-    flows_flush(netdev, true);
-    ovs_mutex_unlock(&offload_mutex);
+    struct afxdp_flows *flows = netdev_afxdp_flows(netdev);
+
+    if (flows) {
+        afxdp_flows_flush(flows);
+    }
     return 0;
+}
+
+/* afxdp_flows_each_func: counts a flow for the offload thread that has
+ * it. */
+static void
+count_by_thread(const uint32_t ufid_[4], void *n_flows_)
+{
+    uint64_t *n_flows = n_flows_;
+    ovs_u128 ufid;
+
+    memcpy(&ufid, ufid_, sizeof ufid);
+    n_flows[netdev_offload_ufid_to_thread_id(ufid)]++;
 }
 
 static int
 afxdp_flow_get_n_flows(struct netdev *netdev, uint64_t *n_flows)
 {
-    struct offloaded_flow *f;
+    struct afxdp_flows *flows = netdev_afxdp_flows(netdev);
 
     memset(n_flows, 0, netdev_offload_thread_nb() * sizeof *n_flows);
-    ovs_mutex_lock(&offload_mutex);
-    HMAP_FOR_EACH (f, node, &flows) {
-        if (f->netdev == netdev && f->in_maps) {
-            n_flows[netdev_offload_ufid_to_thread_id(f->ufid)]++;
-        }
+    if (flows) {
+        afxdp_flows_in_maps(flows, count_by_thread, n_flows);
     }
-    ovs_mutex_unlock(&offload_mutex);
     return 0;
 }
 
@@ -872,8 +657,6 @@ netdev_offload_afxdp_enabled(const char **why)
 /* Our provider on one dpif. */
 struct afxdp_offload {
     struct dpif_offload up;
-    uint32_t last_mark;                       /* The mark given last
-                                               * (see mark_alloc()). */
     dpif_offload_flow_unreference_cb *unref;  /* dpif-netdev's, for the
                                                * flow references we let
                                                * go of ourselves. */
@@ -882,6 +665,8 @@ struct afxdp_offload {
 
 struct afxdp_offload_port {
     struct dpif_offload_port pm_port;
+    struct afxdp_flows *flows;     /* Its netdev's (netdev_afxdp_flows()),
+                                    * for the packets with a mark. */
 };
 
 static struct afxdp_offload *
@@ -891,135 +676,26 @@ afxdp_offload_cast(const struct dpif_offload *offload)
 }
 
 static struct netdev *
-output_netdev(const struct offloaded_flow *f, odp_port_t port_no)
+output_netdev(const void *offload, odp_port_t port_no)
 {
     struct dpif_offload_port *port
-        = dpif_offload_port_mgr_find_by_odp_port(f->offload, port_no);
+        = dpif_offload_port_mgr_find_by_odp_port(offload, port_no);
 
     /* Only our ports are ours to know; only they take redirects. */
     return port ? netdev_ref(port->netdev) : NULL;
 }
 
-/* Drops 'f', its mark, and the flow references it held (telling
- * dpif-netdev). */
-static void
-flow_forget(struct offloaded_flow *f)
-    OVS_REQUIRES(offload_mutex)
+/* The registry of 'netdev', if it is one of our ports on 'offload' (no
+ * lock taken: PMD threads ask). */
+static struct afxdp_flows *
+port_flows(const struct dpif_offload *offload, struct netdev *netdev)
 {
-    struct afxdp_offload *o = afxdp_offload_cast(f->offload);
+    struct dpif_offload_port *port
+        = dpif_offload_port_mgr_find_by_netdev(offload, netdev);
 
-    ovs_mutex_lock(&refs_mutex);
-    hmap_remove(&marks, &f->mark_node);
-    for (size_t i = 0; i < f->n_refs; i++) {
-        if (o->unref) {
-            o->unref(f->refs[i].pmd_id, f->refs[i].flow_reference);
-        }
-    }
-    free(f->refs);
-    f->refs = NULL;
-    f->n_refs = 0;
-    ovs_mutex_unlock(&refs_mutex);
-    flow_free(f);
-}
-
-/* Is 'mark' one of a flow's? */
-static bool
-mark_in_use(uint32_t mark)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct offloaded_flow *f;
-    bool found = false;
-
-    ovs_mutex_lock(&refs_mutex);
-    HMAP_FOR_EACH_WITH_HASH (f, mark_node, hash_int(mark, 0), &marks) {
-        if (f->mark == mark) {
-            found = true;
-            break;
-        }
-    }
-    ovs_mutex_unlock(&refs_mutex);
-    return found;
-}
-
-/* A mark for a new flow: the one after the last given, round the range
- * 1 .. UINT32_MAX - 1, skipping those in use.  Not the one freed last: a
- * packet XDP marked for a flow just deleted may still wait in a socket's
- * RX ring, and would be taken for the next flow given that mark.  Given
- * in order, a mark comes back only after four billion others.  False if
- * every mark is in use. */
-static bool
-mark_alloc(struct afxdp_offload *o, uint32_t *mark)
-    OVS_REQUIRES(offload_mutex)
-{
-    for (uint32_t tries = 0; tries < UINT32_MAX - 1; tries++) {
-        o->last_mark = o->last_mark >= UINT32_MAX - 1 ? 1 : o->last_mark + 1;
-        if (!mark_in_use(o->last_mark)) {
-            *mark = o->last_mark;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Makes 'ref' the flow reference of PMD 'pmd_id' for 'f', its copy of
- * the megaflow known by its own mega_ufid 'ufid', returning the reference
- * it replaces, if any.  A copy put again keeps what it was told; one that
- * replaces another starts from nothing. */
-static void *
-flow_set_ref(struct offloaded_flow *f, unsigned pmd_id, void *ref,
-             const ovs_u128 *ufid)
-    OVS_REQUIRES(offload_mutex)
-{
-    void *old = NULL;
-    size_t i;
-
-    ovs_mutex_lock(&refs_mutex);
-    for (i = 0; i < f->n_refs && f->refs[i].pmd_id != pmd_id; i++) {
-        continue;
-    }
-    if (i < f->n_refs) {
-        old = f->refs[i].flow_reference;
-        if (old != ref) {
-            memset(&f->refs[i].told, 0, sizeof f->refs[i].told);
-        }
-    } else {
-        f->refs = xrealloc(f->refs, (f->n_refs + 1) * sizeof *f->refs);
-        memset(&f->refs[f->n_refs], 0, sizeof f->refs[f->n_refs]);
-        f->refs[f->n_refs++].pmd_id = pmd_id;
-    }
-    f->refs[i].flow_reference = ref;
-    f->refs[i].ufid = ufid;
-    ovs_mutex_unlock(&refs_mutex);
-    return old;
-}
-
-/* OVS asks with a pointer to the copy's own mega_ufid, as it put it: what
- * that copy was told is in its reference.  Any other reader is no copy. */
-static void
-flow_tell_copy(struct offloaded_flow *f, const ovs_u128 *ufid,
-               struct dpif_flow_stats *stats)
-    OVS_REQUIRES(offload_mutex)
-{
-    struct afxdp_flow_stats told = { 0 };
-    bool copy = false;
-    size_t i;
-
-    /* The refs change only under 'offload_mutex', which we hold. */
-    ovs_mutex_lock(&refs_mutex);
-    for (i = 0; i < f->n_refs && f->refs[i].ufid != ufid; i++) {
-        continue;
-    }
-    if (i < f->n_refs) {
-        told = f->refs[i].told;
-        copy = true;
-    }
-    ovs_mutex_unlock(&refs_mutex);
-    flow_tell(f, copy, &told, stats);
-    if (copy) {
-        ovs_mutex_lock(&refs_mutex);
-        f->refs[i].told = told;
-        ovs_mutex_unlock(&refs_mutex);
-    }
+    return port ? CONTAINER_OF(port, struct afxdp_offload_port,
+                               pm_port)->flows
+                : NULL;
 }
 
 static int
@@ -1027,51 +703,19 @@ afxdp_offload_flow_put(const struct dpif_offload *offload,
                        struct netdev *netdev, struct dpif_offload_flow_put *put,
                        void **previous_flow_reference)
 {
-    struct afxdp_offload *o = afxdp_offload_cast(offload);
-    struct offloaded_flow *f;
-    bool is_new, same;
-    int error = 0;
+    /* Each PMD thread puts the megaflow it installed, with its own copy's
+     * reference and mega_ufid; the registry gives the marks. */
+    const struct afxdp_flow_copy copy = {
+        .pmd_id = put->pmd_id,
+        .reference = put->flow_reference,
+        .token = put->ufid,
+        .unref = afxdp_offload_cast(offload)->unref,
+    };
+    int error = flow_put(port_flows(offload, netdev), offload, put->ufid,
+                         put->match,
+                         put->actions, put->actions_len, 0, &copy,
+                         previous_flow_reference);
 
-    *previous_flow_reference = NULL;
-    ovs_mutex_lock(&offload_mutex);
-    f = flow_find(netdev, put->ufid);
-    /* Each PMD thread puts the megaflow it installed: the first put goes
-     * into the maps, the others only add their reference, unless the
-     * actions changed (a revalidator's modification) or the flow is out
-     * of the maps (its last put failed: try again).  The match is the
-     * same: the ufid is its hash.  (Each PMD's struct match has its own
-     * bytes outside the mask.) */
-    same = f && f->in_maps && f->actions_len == put->actions_len
-           && !memcmp(f->actions, put->actions, put->actions_len);
-    if (!same) {
-        f = flow_update(netdev, put->ufid, put->match, put->actions,
-                        put->actions_len, &is_new);
-        if (is_new) {
-            f->offload = offload;
-            if (!mark_alloc(o, &f->mark)) {
-                flow_free(f);
-                error = ENOSPC;
-                goto out;
-            }
-            ovs_mutex_lock(&refs_mutex);
-            hmap_insert(&marks, &f->mark_node, hash_int(f->mark, 0));
-            ovs_mutex_unlock(&refs_mutex);
-        }
-        error = flow_install(f);
-        if (error && is_new) {
-            /* Not in the maps: OVS keeps the flow in userspace, on every
-             * PMD. */
-            flow_forget(f);
-            goto out;
-        }
-        /* Put again with what XDP cannot take: out of the maps, its count
-         * so far stays (see afxdp_flow_put() for 3.1 to 3.6). */
-        error = 0;
-    }
-    *previous_flow_reference = flow_set_ref(f, put->pmd_id,
-                                            put->flow_reference, put->ufid);
-out:
-    ovs_mutex_unlock(&offload_mutex);
     if (put->stats) {
         memset(put->stats, 0, sizeof *put->stats);
     }
@@ -1079,82 +723,55 @@ out:
 }
 
 static int
-afxdp_offload_flow_del(const struct dpif_offload *offload OVS_UNUSED,
+afxdp_offload_flow_del(const struct dpif_offload *offload,
                        struct netdev *netdev, struct dpif_offload_flow_del *del)
 {
-    struct offloaded_flow *f;
-    bool held = false, last = false;
+    struct afxdp_flows *flows = port_flows(offload, netdev);
+    const struct afxdp_flow_copy copy = {
+        .pmd_id = del->pmd_id,
+        .reference = del->flow_reference,
+    };
+    struct afxdp_flow_stats now;
+    int error;
 
-    ovs_mutex_lock(&offload_mutex);
-    f = flow_find(netdev, del->ufid);
-    if (f) {
-        ovs_mutex_lock(&refs_mutex);
-        for (size_t i = 0; i < f->n_refs; i++) {
-            if (f->refs[i].pmd_id == del->pmd_id
-                && f->refs[i].flow_reference == del->flow_reference) {
-                f->refs[i] = f->refs[--f->n_refs];
-                held = true;
-                break;
-            }
-        }
-        last = !f->n_refs;
-        ovs_mutex_unlock(&refs_mutex);
-    }
+    /* dpif-netdev asks for no stats; another caller is no copy. */
+    error = flows ? afxdp_flows_del(flows, del->ufid->u32, &copy, &now)
+                  : ENOENT;
     if (del->stats) {
-        memset(del->stats, 0, sizeof *del->stats);
+        stats_to_ovs(&now, del->stats);
     }
-    if (held && last) {
-        /* No PMD has the megaflow any more: out of XDP. */
-        if (del->stats) {
-            /* dpif-netdev asks for none; another caller is no copy. */
-            struct afxdp_flow_stats told = { 0 };
-
-            flow_tell(f, false, &told, del->stats);
-        }
-        flow_del_from_core(f);
-        flow_forget(f);
-    }
-    ovs_mutex_unlock(&offload_mutex);
-    return held ? 0 : ENOENT;
+    return error;
 }
 
 static bool
-afxdp_offload_flow_stats(const struct dpif_offload *offload OVS_UNUSED,
+afxdp_offload_flow_stats(const struct dpif_offload *offload,
                          struct netdev *netdev, const ovs_u128 *ufid,
                          struct dpif_flow_stats *stats,
                          struct dpif_flow_attrs *attrs)
 {
+    /* What a copy was told, the registry keeps. */
     attrs->dp_extra_info = NULL;
-    return flow_stats(netdev, ufid, stats, attrs);
+    return flow_stats(port_flows(offload, netdev), ufid, NULL, stats, attrs);
 }
 
 static int
-afxdp_offload_hw_post_process(const struct dpif_offload *offload OVS_UNUSED,
+afxdp_offload_hw_post_process(const struct dpif_offload *offload,
                               struct netdev *netdev, unsigned pmd_id,
                               struct dp_packet *packet, void **flow_reference)
 {
-    struct offloaded_flow *f;
+    struct afxdp_flows *flows;
     uint32_t mark;
 
     *flow_reference = NULL;
     if (!dp_packet_has_flow_mark(packet, &mark)) {
         return 0;
     }
-    /* dpif-netdev holds every reference we have until it is deleted here
-     * and past the RCU grace period after. */
-    ovs_mutex_lock(&refs_mutex);
-    HMAP_FOR_EACH_WITH_HASH (f, mark_node, hash_int(mark, 0), &marks) {
-        if (f->mark == mark && f->netdev == netdev) {
-            for (size_t i = 0; i < f->n_refs; i++) {
-                if (f->refs[i].pmd_id == pmd_id) {
-                    *flow_reference = f->refs[i].flow_reference;
-                    break;
-                }
-            }
-            break;
-        }
+    /* dpif-netdev holds every reference we have until it is deleted and
+     * past the RCU grace period after. */
+    flows = port_flows(offload, netdev);
+    if (flows) {
+        *flow_reference = afxdp_flows_marked(flows, mark, pmd_id);
     }
-    ovs_mutex_unlock(&refs_mutex);
     return 0;
 }
 
@@ -1195,9 +812,8 @@ afxdp_offload_port_del(struct dpif_offload *offload, odp_port_t port_no)
 
     port = dpif_offload_port_mgr_remove(offload, port_no);
     if (port) {
-        ovs_mutex_lock(&offload_mutex);
-        flows_flush(port->netdev, true);
-        ovs_mutex_unlock(&offload_mutex);
+        afxdp_flows_flush(CONTAINER_OF(port, struct afxdp_offload_port,
+                                       pm_port)->flows);
         if (dpif_offload_enabled()) {
             dpif_offload_set_netdev_offload(port->netdev, NULL);
         }
@@ -1254,6 +870,11 @@ afxdp_offload_port_add(struct dpif_offload *offload, struct netdev *netdev,
 {
     struct afxdp_offload_port *port = xmalloc(sizeof *port);
 
+    port->flows = netdev_afxdp_flows(netdev);
+    if (!port->flows) {
+        free(port);
+        return EOPNOTSUPP;
+    }
     if (!dpif_offload_port_mgr_add(offload, &port->pm_port, netdev, port_no,
                                    false)) {
         free(port);
@@ -1280,25 +901,23 @@ afxdp_offload_flow_flush(const struct dpif_offload *offload)
 {
     struct dpif_offload_port *port;
 
-    ovs_mutex_lock(&offload_mutex);
     DPIF_OFFLOAD_PORT_FOR_EACH (port, offload) {
-        flows_flush(port->netdev, true);
+        afxdp_flows_flush(CONTAINER_OF(port, struct afxdp_offload_port,
+                                       pm_port)->flows);
     }
-    ovs_mutex_unlock(&offload_mutex);
     return 0;
 }
 
 static uint64_t
 afxdp_offload_flow_count(const struct dpif_offload *offload)
 {
-    struct offloaded_flow *f;
+    struct dpif_offload_port *port;
     uint64_t n = 0;
 
-    ovs_mutex_lock(&offload_mutex);
-    HMAP_FOR_EACH (f, node, &flows) {
-        n += f->offload == offload && f->in_maps;
+    DPIF_OFFLOAD_PORT_FOR_EACH (port, offload) {
+        n += afxdp_flows_in_maps(CONTAINER_OF(port, struct afxdp_offload_port,
+                                              pm_port)->flows, NULL, NULL);
     }
-    ovs_mutex_unlock(&offload_mutex);
     return n;
 }
 
@@ -1347,66 +966,6 @@ netdev_offload_afxdp_enabled(const char **why)
 
 #endif /* OVS_AFXDP_DPIF_OFFLOAD */
 
-/* ------------------------------------------------------------------ */
-/* For netdev-afxdp.c.                                                */
-/* ------------------------------------------------------------------ */
-
-void
-netdev_offload_afxdp_port_opened(struct netdev *netdev)
-{
-    struct offloaded_flow *f;
-    size_t n = 0, failed = 0;
-
-    /* The new core's maps and targets are empty. */
-    ovs_mutex_lock(&offload_mutex);
-    HMAP_FOR_EACH (f, node, &flows) {
-        if (f->netdev != netdev) {
-            continue;
-        }
-        /* Its XDP count ended with the old maps (read a last time by
-         * netdev_offload_afxdp_port_closing()); the new one starts at
-         * zero. */
-        afxdp_flow_counts_end(&f->counts);
-        n++;
-        if (flow_install(f)) {
-            /* OVS still takes it as offloaded: its packets go through
-             * OVS without a mark, which is always right. */
-            failed++;
-        }
-    }
-    ovs_mutex_unlock(&offload_mutex);
-    if (n) {
-        VLOG_INFO("%s: put %"PRIuSIZE" offloaded flows into the new XDP "
-                  "fast path (%"PRIuSIZE" failed).", netdev_get_name(netdev),
-                  n, failed);
-    }
-}
-
-void
-netdev_offload_afxdp_port_closing(const struct netdev *netdev)
-{
-    struct offloaded_flow *f;
-
-    ovs_mutex_lock(&offload_mutex);
-    HMAP_FOR_EACH (f, node, &flows) {
-        if (f->netdev == netdev) {
-            flow_read_xdp(f);
-        }
-    }
-    ovs_mutex_unlock(&offload_mutex);
-}
-
-void
-netdev_offload_afxdp_port_destroyed(const struct netdev *netdev)
-{
-    ovs_mutex_lock(&offload_mutex);
-    flows_flush(netdev, false);
-    /* Its port leaves: no more redirects to it, whatever the flows still
-     * say until OVS deletes them. */
-    netdev_afxdp_targets_drop(netdev);
-    ovs_mutex_unlock(&offload_mutex);
-}
-
 #else /* Neither API. */
 
 /* An OVS with neither offload API: offload stays off on our ports. */
@@ -1423,21 +982,6 @@ netdev_offload_afxdp_enabled(const char **why)
         *why = "this Open vSwitch has no flow offload API ovs-afxdp knows";
     }
     return false;
-}
-
-void
-netdev_offload_afxdp_port_opened(struct netdev *netdev OVS_UNUSED)
-{
-}
-
-void
-netdev_offload_afxdp_port_closing(const struct netdev *netdev OVS_UNUSED)
-{
-}
-
-void
-netdev_offload_afxdp_port_destroyed(const struct netdev *netdev OVS_UNUSED)
-{
 }
 
 #endif

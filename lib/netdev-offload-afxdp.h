@@ -5,10 +5,11 @@
  * lib/netdev-offload-afxdp.c provides the flow offload API of the OVS it
  * is built into: the netdev flow API (OVS 3.1 to 3.6), or a dpif-offload
  * provider class (3.7 on).  It translates each megaflow dpif-netdev
- * offloads (struct match and netlink actions) for the core, keeps what it
- * was given so that a port reopened gets its flows again, and follows the
- * redirect targets.  lib/netdev-afxdp.c owns the ports and their cores;
- * the two talk through the calls below.
+ * offloads (struct match and netlink actions) for the core's registry of
+ * the port's flows (afxdp-flows.h), which keeps them across the port's
+ * reopens, counts them and follows their redirect targets.
+ * lib/netdev-afxdp.c owns the ports, their cores and registries; the two
+ * talk through the calls below.
  */
 #ifndef NETDEV_OFFLOAD_AFXDP_H
 #define NETDEV_OFFLOAD_AFXDP_H 1
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "afxdp-flows.h"
 #include "afxdp-offload.h"
 #include "openvswitch/types.h"
 
@@ -36,19 +38,6 @@ void netdev_offload_afxdp_register(void);
  * has the API our provider implements: ports then open with the fast
  * path.  False with the reason in '*why' (may be NULL). */
 bool netdev_offload_afxdp_enabled(const char **why);
-
-/* 'netdev' opened with the fast path, its maps empty: puts again every
- * flow OVS gave it.  Called with no lock held. */
-void netdev_offload_afxdp_port_opened(struct netdev *netdev);
-
-/* 'netdev' is about to reopen (its maps to close): reads XDP's counts of
- * its flows a last time, for netdev_offload_afxdp_port_opened() to end.
- * Called with no lock held. */
-void netdev_offload_afxdp_port_closing(const struct netdev *netdev);
-
-/* 'netdev' is being destroyed: forgets its flows and withdraws it as a
- * redirect target from every other port. */
-void netdev_offload_afxdp_port_destroyed(const struct netdev *netdev);
 
 /* The translation of a megaflow for the core, which decides what XDP
  * executes (afxdp_flow_describe() shows what it made of one).  Also for
@@ -83,8 +72,7 @@ size_t netdev_offload_afxdp_actions(const struct nlattr *actions, size_t len,
                                     struct afxdp_flow_action *out,
                                     size_t max);
 
-/* --- lib/netdev-afxdp.c, for netdev-offload-afxdp.c.  Each returns
- * EOPNOTSUPP if 'netdev' is not an afxdp port running the fast path. --- */
+/* --- lib/netdev-afxdp.c, for netdev-offload-afxdp.c. --- */
 
 /* True if 'netdev' is one of our ports (type afxdp or afxdp-nonpmd). */
 bool netdev_afxdp_is_afxdp(const struct netdev *netdev);
@@ -98,32 +86,15 @@ void netdev_afxdp_offload_changed(struct netdev *netdev);
  * interface (a type change) can open at once. */
 void netdev_afxdp_datapath_released(struct netdev *netdev);
 
-/* True if 'netdev' hands OVS the marks of partially offloaded flows: if
- * it runs the fast path.  dpif-netdev computes no hash for a packet it
- * takes by its mark, and one computed later (the hash action, select
- * groups) would differ from the one its other packets got; so a mark goes
- * to OVS only with a hash, and the fast path gives every packet it parses
- * one: the driver's RX hash or, where the driver has none (generic mode,
- * XDP frames on veth), its own over the packet's 5-tuple. */
-bool netdev_afxdp_takes_marks(const struct netdev *netdev);
-
-/* afxdp_dev_flow_put_counted(), _del_counted(), _stats() (with
- * afxdp_dev_targets_run() first: the core checks the targets as OVS reads
- * its flows) and afxdp_dev_target_on() on the port's core.  A change of a
- * target's state changes the port's status. */
-int netdev_afxdp_flow_put(const struct netdev *netdev, const ovs_u128 *ufid,
-                          const struct afxdp_flow_match *match,
-                          const struct afxdp_flow_action *actions,
-                          size_t n_actions, uint32_t mark,
-                          enum afxdp_offload_refusal *refusal,
-                          struct afxdp_flow_counts *counts);
-int netdev_afxdp_flow_del(const struct netdev *netdev, const ovs_u128 *ufid,
-                          struct afxdp_flow_counts *counts);
-int netdev_afxdp_flow_stats(const struct netdev *netdev, const ovs_u128 *ufid,
-                            struct afxdp_flow_stats *stats);
-bool netdev_afxdp_target_on(const struct netdev *netdev, int ifindex);
-/* afxdp_dev_targets_drop() of 'gone''s interface on every other port. */
-void netdev_afxdp_targets_drop(const struct netdev *gone);
+/* The registry of 'netdev''s offloaded flows, as long as the netdev
+ * lives; NULL if it is not one of our ports.  A flow found there
+ * partially offloaded hands OVS its mark with each packet, always with a
+ * hash: dpif-netdev computes none for a packet it takes by its mark, and
+ * one computed later (the hash action, select groups) would differ from
+ * the one its other packets got; so the fast path gives every packet it
+ * parses one, the driver's RX hash or, where the driver has none
+ * (generic mode, XDP frames on veth), its own over the 5-tuple. */
+struct afxdp_flows *netdev_afxdp_flows(const struct netdev *netdev);
 
 /* Something 'netdev''s status shows changed: the bridge reads it again.
  * From any thread. */
