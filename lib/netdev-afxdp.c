@@ -27,6 +27,7 @@
 #include "afxdp.h"
 #include "afxdp-flows.h"
 #include "afxdp-offload.h"
+#include "afxdp-report.h"
 #include "connectivity.h"
 #include "coverage.h"
 #include "dp-packet.h"
@@ -88,7 +89,6 @@ struct afxdp_port {
     struct afxdp_port_config applied;    /* At the last open attempt. */
     int ifindex;                    /* Interface at the last open attempt
                                      * (negative errno if it had none). */
-    bool warned_prog_gone;          /* Said our program was removed. */
     bool configured_once;           /* An open was attempted. */
     bool offload_applied;           /* Flow offload was on at that open. */
     bool rx_hash;                   /* The open gave the driver's RX hash
@@ -266,23 +266,24 @@ netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
     return 0;
 }
 
-/* Why the port runs without the fast path, or "" if it runs it. */
-static const char *
-afxdp_fast_path_off_reason(const struct afxdp_port *port,
-                           const struct afxdp_fast_path_stats *fp)
+/* afxdp_pair_func into an smap. */
+static void
+afxdp_smap_add(void *smap, const char *key, const char *value)
 {
-    const char *why;
+    smap_add(smap, key, value);
+}
 
-    if (fp->active) {
-        return "";
-    } else if (fp->requested) {
-        return fp->reason;
-    } else if (!port->offload_applied) {
+/* Why OVS has offload off for 'port', as afxdp-report.h asks; NULL if on
+ * when the port opened. */
+static const char *
+afxdp_offload_off(const struct afxdp_port *port)
+{
+    const char *why = NULL;
+
+    if (!port->offload_applied) {
         netdev_offload_afxdp_enabled(&why);
-        return why;
-    } else {
-        return "options:xdp_fast_path is false";
     }
+    return why;
 }
 
 int
@@ -300,73 +301,8 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
     ovs_mutex_lock(&afxdp_ports_mutex);
     port = afxdp_port_lookup(netdev);
     if (port && port->core) {
-        struct afxdp_dev_info info;
-
-        afxdp_dev_get_info(port->core, &info);
-        smap_add(smap, "xdp_mode", afxdp_mode_name(info.mode_in_use));
-        /* OVS 3.3+'s own key for the same. */
-        smap_add(smap, "xdp-mode", afxdp_mode_name(info.mode_in_use));
-        smap_add(smap, "zero_copy", info.zero_copy ? "true" : "false");
-        smap_add(smap, "use_need_wakeup",
-                 info.need_wakeup_requested ? "true" : "false");
-        smap_add(smap, "need_wakeup_in_use",
-                 info.need_wakeup_in_use ? "true" : "false");
-        if (info.need_wakeup_reason[0]) {
-            smap_add(smap, "need_wakeup_reason", info.need_wakeup_reason);
-        }
-        smap_add_format(smap, "n_rxq", "%u", info.n_queues);
-        smap_add_format(smap, "ring_size", "%u", info.ring_size);
-        smap_add_format(smap, "umem_frames", "%u", info.n_frames);
-        smap_add_format(smap, "umem_id", "%"PRIu32, info.umem_id);
-        smap_add_format(smap, "umem_total_frames", "%u", info.umem_frames);
-        smap_add_format(smap, "umem_shared_by", "%u", info.umem_devices);
-        smap_add(smap, "tx_in_place",
-                 afxdp_queue_sends_in_place(afxdp_dev_queue(port->core, 0))
-                 ? "true" : "false");
-        if (info.umem_share_reason[0]) {
-            smap_add(smap, "umem_share_reason", info.umem_share_reason);
-        }
-        smap_add(smap, "coalesce_tx_kicks",
-                 info.coalesce_tx_kicks_in_use ? "true" : "false");
-        if (info.coalesce_tx_kicks_reason[0]) {
-            smap_add(smap, "coalesce_tx_kicks_reason",
-                     info.coalesce_tx_kicks_reason);
-        }
-        smap_add(smap, "multi_buffer", info.multi_buffer ? "true" : "false");
-        if (info.multi_buffer_reason[0]) {
-            smap_add(smap, "multi_buffer_reason", info.multi_buffer_reason);
-        }
-        smap_add_format(smap, "max_mtu", "%u", info.max_mtu);
-        smap_add(smap, "rx_hash", info.rx_hash ? "true" : "false");
-        if (info.rx_hash_reason[0]) {
-            smap_add(smap, "rx_hash_reason", info.rx_hash_reason);
-        }
-        smap_add(smap, "rx_vlan", info.rx_vlan ? "true" : "false");
-        if (info.rx_vlan_reason[0]) {
-            smap_add(smap, "rx_vlan_reason", info.rx_vlan_reason);
-        }
-        smap_add_format(smap, "xdp_prog_id", "%"PRIu32, info.prog_id);
-        smap_add(smap, "xdp_prog_attached",
-                 info.prog_attached ? "true" : "false");
-
-        struct afxdp_fast_path_stats fp;
-        afxdp_dev_get_fast_path(port->core, &fp);
-        smap_add(smap, "xdp_fast_path", fp.active ? "true" : "false");
-        if (!fp.active) {
-            smap_add(smap, "xdp_fast_path_reason",
-                     afxdp_fast_path_off_reason(port, &fp));
-        } else {
-            char targets[AFXDP_TARGETS_DESCRIBED];
-
-            afxdp_dev_targets_describe(port->core, targets, sizeof targets);
-            if (targets[0]) {
-                smap_add(smap, "xdp_redirect_targets", targets);
-            }
-            smap_add(smap, "xdp_flow_marks", fp.marks ? "true" : "false");
-            if (!fp.marks) {
-                smap_add(smap, "xdp_flow_marks_reason", fp.marks_reason);
-            }
-        }
+        afxdp_dev_status(port->core, afxdp_offload_off(port),
+                         afxdp_smap_add, smap);
     } else if (port && port->open_error) {
         smap_add(smap, "afxdp_error", port->open_error);
     }
@@ -487,7 +423,6 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     port->open_errno = 0;
     port->ifindex = ifindex;
     port->configured_once = true;
-    port->warned_prog_gone = false;
     port->offload_applied = cfg.offload;
     error = afxdp_dev_open(&cfg, &port->core, err, sizeof err);
     if (error) {
@@ -866,14 +801,9 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
     int ifindex = netdev_get_ifindex(netdev);
     ovs_mutex_lock(&afxdp_ports_mutex);
     struct afxdp_port *port = afxdp_port_lookup(netdev);
-    if (port && port->core && !port->warned_prog_gone
+    if (port && port->core
         && port->ifindex == ifindex       /* Not gone or renamed. */
-        && !afxdp_dev_prog_attached(port->core)) {
-        VLOG_WARN("%s: our XDP program is no longer attached (another "
-                  "process detached or replaced it): the port receives "
-                  "nothing.  Change any of its options, or delete and add "
-                  "it, to attach it again.", netdev_get_name(netdev));
-        port->warned_prog_gone = true;
+        && afxdp_dev_prog_lost(port->core)) {
         netdev_afxdp_status_changed(netdev);
     }
     ovs_mutex_unlock(&afxdp_ports_mutex);
@@ -903,50 +833,33 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
     return error;
 }
 
+/* afxdp_counter_func into OVS's custom statistics. */
+static void
+afxdp_custom_stat(void *stats_, const char *name, uint64_t value)
+{
+    struct netdev_custom_stats *stats = stats_;
+
+    ovs_strlcpy(stats->counters[stats->size].name, name,
+                NETDEV_CUSTOM_STATS_NAME_SIZE);
+    stats->counters[stats->size++].value = value;
+}
+
 int
 netdev_afxdp_get_custom_stats(const struct netdev *netdev,
                               struct netdev_custom_stats *custom_stats)
 {
-    struct netdev_linux *dev = netdev_linux_cast(netdev);
-    enum {
-#define AFXDP_STAT(NAME) + 1
-        N_STATS = 0 AFXDP_QUEUE_STATS AFXDP_XDP_STATS
-#undef AFXDP_STAT
-    };
-    size_t c = 0;
+    struct afxdp_port *port;
 
-    ovs_mutex_lock(&dev->mutex);
-    int n_rxq = dev->xsks ? netdev_n_rxq(netdev) : 0;
-    custom_stats->counters = xcalloc(MAX(n_rxq, 1) * N_STATS,
+    custom_stats->size = 0;
+    ovs_mutex_lock(&afxdp_ports_mutex);
+    port = afxdp_port_lookup(netdev);
+    custom_stats->counters = xcalloc(MAX(netdev_n_rxq(netdev), 1)
+                                     * AFXDP_DEV_COUNTERS_PER_QUEUE,
                                      sizeof *custom_stats->counters);
-    for (int i = 0; i < n_rxq; i++) {
-        struct afxdp_queue *q = dev->xsks[i]->queue;
-        struct afxdp_queue_stats qs;
-        struct afxdp_xdp_stats xs;
-
-        afxdp_queue_get_stats(q, &qs);
-#define AFXDP_STAT(NAME)                                                    \
-        snprintf(custom_stats->counters[c].name,                            \
-                 NETDEV_CUSTOM_STATS_NAME_SIZE, "xsk_queue_%d_" #NAME, i);  \
-        custom_stats->counters[c++].value = qs.NAME;
-        AFXDP_QUEUE_STATS
-#undef AFXDP_STAT
-
-        if (!afxdp_queue_get_xdp_stats(q, &xs)) {
-            unsigned k = 0;
-#define AFXDP_STAT(NAME)                                                    \
-            if (k++ < xs.n_valid) {                                         \
-                snprintf(custom_stats->counters[c].name,                    \
-                         NETDEV_CUSTOM_STATS_NAME_SIZE,                     \
-                         "xsk_queue_%d_" #NAME, i);                         \
-                custom_stats->counters[c++].value = xs.NAME;                \
-            }
-            AFXDP_XDP_STATS
-#undef AFXDP_STAT
-        }
+    if (port && port->core) {
+        afxdp_dev_counters(port->core, afxdp_custom_stat, custom_stats);
     }
-    custom_stats->size = c;
-    ovs_mutex_unlock(&dev->mutex);
+    ovs_mutex_unlock(&afxdp_ports_mutex);
     return 0;
 }
 
@@ -1037,100 +950,34 @@ afxdp_flows_changed(void *netdev)
 /* ovs-appctl afxdp/show [PORT].                                      */
 /* ------------------------------------------------------------------ */
 
-/* Where the frames of one UMEM are, over every queue of every port that
- * shares it: free + in_kernel + kept + in_ovs = total. */
-struct afxdp_umem_frames {
-    uint32_t umem_id;
-    uint32_t total;
-    uint32_t free;                  /* In the UMEM's pool. */
-    uint64_t in_kernel;             /* In fill, RX, TX or completion rings. */
-    uint64_t kept;                  /* Kept by queues for their next sends. */
-    uint32_t in_ovs;                /* Held by OVS as packets. */
-};
-
+/* Where the frames of UMEM 'umem_id' are, over every port that uses it. */
 static void
-afxdp_count_umem_frames(uint32_t umem_id, struct afxdp_umem_frames *out)
+afxdp_count_umem_frames(uint32_t umem_id, struct afxdp_umem_frames *u)
     OVS_REQUIRES(afxdp_ports_mutex)
 {
-    struct afxdp_frame_counts f = { .total = 0 };
     struct afxdp_port *port;
 
-    memset(out, 0, sizeof *out);
-    out->umem_id = umem_id;
+    memset(u, 0, sizeof *u);
+    u->umem_id = umem_id;
     HMAP_FOR_EACH (port, node, &afxdp_ports) {
-        struct afxdp_dev_info info;
-
-        if (!port->core) {
-            continue;
-        }
-        afxdp_dev_get_info(port->core, &info);
-        if (info.umem_id != umem_id) {
-            continue;
-        }
-        for (unsigned i = 0; i < info.n_queues; i++) {
-            afxdp_queue_get_frames(afxdp_dev_queue(port->core, i), &f);
-            out->in_kernel += f.fill + f.tx;
-            out->kept += f.tx_kept;
+        if (port->core) {
+            afxdp_umem_frames_add(u, port->core);
         }
     }
-    /* The pool-wide counts are the same from any of its queues. */
-    out->total = f.total;
-    out->free = f.free;
-    out->in_ovs = f.in_app;
 }
 
+/* afxdp_pair_func into a ds: the text. */
 static void
-afxdp_show_umem_frames(struct ds *s, uint32_t umem_id)
-    OVS_REQUIRES(afxdp_ports_mutex)
+afxdp_ds_put(void *s, const char *key OVS_UNUSED, const char *text)
 {
-    struct afxdp_umem_frames u;
-
-    afxdp_count_umem_frames(umem_id, &u);
-    ds_put_format(s, "  UMEM %"PRIu32" frames: total %"PRIu32", free %"PRIu32
-                  ", in kernel rings %"PRIu64", kept for sending %"PRIu64
-                  ", in OVS %"PRIu32"\n",
-                  u.umem_id, u.total, u.free, u.in_kernel, u.kept, u.in_ovs);
-}
-
-static void
-afxdp_show_fast_path(struct ds *s, const struct afxdp_port *port)
-    OVS_REQUIRES(afxdp_ports_mutex)
-{
-    struct afxdp_fast_path_stats fp;
-    char targets[AFXDP_TARGETS_DESCRIBED];
-
-    afxdp_dev_get_fast_path(port->core, &fp);
-    if (!fp.active) {
-        ds_put_format(s, "  xdp fast path: off: %s\n",
-                      afxdp_fast_path_off_reason(port, &fp));
-        return;
-    }
-    ds_put_format(s, "  xdp fast path: on, %u flows, %u masks, %"PRIu64
-                  " puts failed\n", fp.flows, fp.masks, fp.put_failed);
-    if (!fp.marks) {
-        ds_put_format(s, "    no flow marks: %s\n", fp.marks_reason);
-    }
-    ds_put_format(s, "    counted after OVS's last read: %"PRIu64" packets, "
-                  "%"PRIu64" bytes\n", fp.untold_packets, fp.untold_bytes);
-    afxdp_dev_targets_describe(port->core, targets, sizeof targets);
-    ds_put_format(s, "    redirect targets: %s\n",
-                  targets[0] ? targets : "none");
-#define AFXDP_FP_COUNTER(NAME, TEXT)                                        \
-    ds_put_format(s, "    %-28s %"PRIu64"\n", #NAME ":",                    \
-                  fp.packets[AFXDP_FP_##NAME]);
-    AFXDP_FP_COUNTERS
-#undef AFXDP_FP_COUNTER
-#define AFXDP_REFUSAL(NAME, TEXT)                                           \
-    ds_put_format(s, "    %-28s %"PRIu64"\n", "refused_" #NAME ":",         \
-                  fp.refused[AFXDP_REFUSED_##NAME]);
-    AFXDP_OFFLOAD_REFUSALS
-#undef AFXDP_REFUSAL
+    ds_put_cstr(s, text);
 }
 
 static void
 afxdp_show_port(struct ds *s, struct afxdp_port *port)
     OVS_REQUIRES(afxdp_ports_mutex)
 {
+    struct afxdp_umem_frames u;
     struct afxdp_dev_info info;
 
     ds_put_format(s, "%s:\n", netdev_get_name(port->netdev));
@@ -1141,71 +988,8 @@ afxdp_show_port(struct ds *s, struct afxdp_port *port)
         return;
     }
     afxdp_dev_get_info(port->core, &info);
-    ds_put_format(s, "  xdp mode: %s%s, xdp program id %"PRIu32"\n",
-                  afxdp_mode_name(info.mode_in_use),
-                  info.zero_copy ? " (zero-copy)" : "", info.prog_id);
-    ds_put_format(s, "  need_wakeup: requested %s, in use %s%s%s\n",
-                  info.need_wakeup_requested ? "true" : "false",
-                  info.need_wakeup_in_use ? "true" : "false",
-                  info.need_wakeup_reason[0] ? ": " : "",
-                  info.need_wakeup_reason);
-    ds_put_format(s, "  coalesce_tx_kicks: requested %s, in use %s%s%s\n",
-                  info.coalesce_tx_kicks_requested ? "true" : "false",
-                  info.coalesce_tx_kicks_in_use ? "true" : "false",
-                  info.coalesce_tx_kicks_reason[0] ? ": " : "",
-                  info.coalesce_tx_kicks_reason);
-    ds_put_format(s, "  multi-buffer: in use %s, max MTU %u%s%s\n",
-                  info.multi_buffer ? "true" : "false", info.max_mtu,
-                  info.multi_buffer_reason[0] ? ": " : "",
-                  info.multi_buffer_reason);
-    ds_put_format(s, "  packet hints: RX hash %s%s%s, VLAN tag %s%s%s\n",
-                  info.rx_hash ? "in use" : "not in use",
-                  info.rx_hash_reason[0] ? ": " : "", info.rx_hash_reason,
-                  info.rx_vlan ? "in use" : "not in use",
-                  info.rx_vlan_reason[0] ? ": " : "", info.rx_vlan_reason);
-    ds_put_format(s, "  queues: %u, ring size %u, UMEM frames %u (%u KiB) "
-                  "per queue\n", info.n_queues, info.ring_size,
-                  info.n_frames, info.n_frames * (AFXDP_FRAME_SIZE / 1024));
-    ds_put_format(s, "  UMEM %"PRIu32": %u frames (%u MiB), used by %u "
-                  "port%s%s%s\n", info.umem_id, info.umem_frames,
-                  info.umem_frames / (1024 * 1024 / AFXDP_FRAME_SIZE),
-                  info.umem_devices, info.umem_devices == 1 ? "" : "s",
-                  info.umem_share_reason[0] ? "; " : "",
-                  info.umem_share_reason);
-    afxdp_show_umem_frames(s, info.umem_id);
-    afxdp_show_fast_path(s, port);
-    for (unsigned i = 0; i < info.n_queues; i++) {
-        struct afxdp_queue *q = afxdp_dev_queue(port->core, i);
-        struct afxdp_frame_counts f;
-        struct afxdp_queue_stats qs;
-        struct afxdp_xdp_stats xs;
-
-        bool fill_wakeup, tx_wakeup;
-
-        afxdp_queue_get_frames(q, &f);
-        afxdp_queue_get_stats(q, &qs);
-        afxdp_queue_get_wakeup_flags(q, &fill_wakeup, &tx_wakeup);
-        ds_put_format(s, "  queue %u:\n", i);
-        ds_put_format(s, "    needs wakeup now: fill ring %s, tx ring %s\n",
-                      fill_wakeup ? "yes" : "no", tx_wakeup ? "yes" : "no");
-        ds_put_format(s, "    frames: fill ring %"PRIu32", rx ring %"PRIu32
-                      ", tx/completion %"PRIu32", kept for sending %"PRIu32
-                      "\n", f.fill_ring, f.rx_ring, f.tx, f.tx_kept);
-#define AFXDP_STAT(NAME) \
-        ds_put_format(s, "    %-28s %"PRIu64"\n", #NAME ":", qs.NAME);
-        AFXDP_QUEUE_STATS
-#undef AFXDP_STAT
-        if (!afxdp_queue_get_xdp_stats(q, &xs)) {
-            unsigned k = 0;
-#define AFXDP_STAT(NAME)                                                    \
-            if (k++ < xs.n_valid) {                                         \
-                ds_put_format(s, "    %-28s %"PRIu64"\n", "xdp_" #NAME ":", \
-                              xs.NAME);                                     \
-            }
-            AFXDP_XDP_STATS
-#undef AFXDP_STAT
-        }
-    }
+    afxdp_count_umem_frames(info.umem_id, &u);
+    afxdp_dev_show(port->core, afxdp_offload_off(port), &u, afxdp_ds_put, s);
 }
 
 static void

@@ -425,6 +425,7 @@ afxdp_dev::open(const afxdp_dev_config &cfg) noexcept
                                       cfg.ifname));
     }
     d->ifindex_ = int(if_nametoindex(cfg.ifname));
+    d->name_ = cfg.ifname;
     d->targets_.set_port(cfg.ifname);
     if (!d->ifindex_) {
         int e = errno;
@@ -520,4 +521,18 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->rx_hash_reason = out->rx_hash ? "" : hash_why_;
     out->rx_vlan = hints & afxdp::kHintVlan;
     out->rx_vlan_reason = out->rx_vlan ? "" : vlan_why_;
+}
+
+bool
+afxdp_dev::prog_lost() noexcept
+{
+    if (prog_lost_said_ || prog_attached()) {
+        return false;
+    }
+    prog_lost_said_ = true;
+    afxdp::log(AFXDP_LOG_WARN, "%s: our XDP program is no longer attached "
+               "(another process detached or replaced it): the port "
+               "receives nothing.  Change any of its options, or delete "
+               "and add it, to attach it again.", name_.c_str());
+    return true;
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "afxdp.h"
 #include "afxdp-offload.h"
@@ -36,6 +37,9 @@ public:
     {
         return attachment_.still_attached();
     }
+    // afxdp-report.h's afxdp_dev_prog_lost().
+    bool prog_lost() noexcept;
+    const char *name() const noexcept { return name_.c_str(); }
 
     // The fast path (afxdp-offload.h's afxdp_dev_flow_put() and the rest;
     // 0 or a negative errno).  Called from any thread: OVS puts flows from
@@ -155,7 +159,9 @@ private:
     PoolRef pool_;
     std::unique_ptr<afxdp_queue> queues_[AFXDP_MAX_QUEUES];
     unsigned n_queues_ = 0;
+    std::string name_;              // The interface's, as opened.
     int ifindex_ = 0;
+    bool prog_lost_said_ = false;
     afxdp_xdp_mode mode_ = AFXDP_MODE_BEST_EFFORT;
     bool need_wakeup_requested_ = false;
     bool coalesce_requested_ = false;
