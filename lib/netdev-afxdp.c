@@ -1,11 +1,13 @@
 /*
  * ovs-afxdp: the AF_XDP netdev functions, over the C++ core in lib/afxdp/.
  *
- * This file is the shim OVS builds in place of its own netdev-afxdp.c.  It
- * looks options up (the core's afxdp_port_config_parse() decides them),
- * calls the core, translates errors, builds dp_packet batches and logs
- * through vlog.  Every socket, ring and frame lives in the
- * core; nothing here touches a ring.
+ * This file is the shim OVS builds in place of its own netdev-afxdp.c.
+ * Each netdev has a port in the core (afxdp-port.h), which decides
+ * everything: its options, when to reopen, what a failure leaves, what it
+ * shows.  Here OVS's calls are handed on: options and status as smaps,
+ * the queues of an open port as the netdev's, dp_packet batches to and
+ * from the core's frames, coverage counters and vlog.  Every socket, ring
+ * and frame lives in the core; nothing here touches a ring.
  */
 #include <config.h>
 
@@ -27,6 +29,7 @@
 #include "afxdp.h"
 #include "afxdp-flows.h"
 #include "afxdp-offload.h"
+#include "afxdp-port.h"
 #include "afxdp-report.h"
 #include "connectivity.h"
 #include "coverage.h"
@@ -73,50 +76,36 @@ struct netdev_afxdp_tx_lock {
     );
 };
 
-/* What a port has that struct netdev_linux has no field for. */
-struct afxdp_port {
-    struct hmap_node node;          /* In 'afxdp_ports', by netdev. */
-    struct netdev *netdev;
-    struct afxdp_dev *core;         /* NULL while not running. */
-    struct afxdp_flows *flows;      /* Its offloaded flows, from construct
-                                     * to destruct: attached to 'core'
-                                     * while it runs with offload. */
-    bool configured;                /* set_config has succeeded once. */
-    /* Everything the options decide, as the core's policy parsed them.
-     * Ours on every OVS version: OVS 3.7 removed use-need-wakeup and the
-     * netdev_linux fields that held it, so none of them is kept there. */
-    struct afxdp_port_config requested;  /* From the latest options. */
-    struct afxdp_port_config applied;    /* At the last open attempt. */
-    int ifindex;                    /* Interface at the last open attempt
-                                     * (negative errno if it had none). */
-    bool configured_once;           /* An open was attempted. */
-    bool offload_applied;           /* Flow offload was on at that open. */
-    bool rx_hash;                   /* The open gave the driver's RX hash
-                                     * (afxdp_dev_info.rx_hash). */
-    char *open_error;               /* Why the last open failed, or NULL. */
-    int open_errno;                 /* Its errno, or 0. */
-    char *config_error;             /* Last rejected option, or NULL. */
+/* The core's port (afxdp-port.h) of each of our netdevs. */
+struct afxdp_netdev {
+    struct hmap_node node;          /* In 'afxdp_netdevs', by netdev. */
+    const struct netdev *netdev;
+    struct afxdp_port *port;        /* From construct to destruct. */
 };
 
-static void afxdp_flows_changed(void *netdev);
+/* A leaf: held only to find or change an entry. */
+static struct ovs_mutex afxdp_netdevs_mutex = OVS_MUTEX_INITIALIZER;
+static struct hmap afxdp_netdevs OVS_GUARDED_BY(afxdp_netdevs_mutex)
+    = HMAP_INITIALIZER(&afxdp_netdevs);
 
-static struct ovs_mutex afxdp_ports_mutex = OVS_MUTEX_INITIALIZER;
-static struct hmap afxdp_ports OVS_GUARDED_BY(afxdp_ports_mutex)
-    = HMAP_INITIALIZER(&afxdp_ports);
-
+/* The core's port of 'netdev', NULL if it is not one of ours.  It lives
+ * as long as the netdev, which the caller holds. */
 static struct afxdp_port *
-afxdp_port_lookup(const struct netdev *netdev)
-    OVS_REQUIRES(afxdp_ports_mutex)
+afxdp_port_of(const struct netdev *netdev)
 {
-    struct afxdp_port *port;
+    struct afxdp_port *port = NULL;
+    struct afxdp_netdev *n;
 
-    HMAP_FOR_EACH_WITH_HASH (port, node, hash_pointer(netdev, 0),
-                             &afxdp_ports) {
-        if (port->netdev == netdev) {
-            return port;
+    ovs_mutex_lock(&afxdp_netdevs_mutex);
+    HMAP_FOR_EACH_WITH_HASH (n, node, hash_pointer(netdev, 0),
+                             &afxdp_netdevs) {
+        if (n->netdev == netdev) {
+            port = n->port;
+            break;
         }
     }
-    return NULL;
+    ovs_mutex_unlock(&afxdp_netdevs_mutex);
+    return port;
 }
 
 static void
@@ -183,87 +172,18 @@ int
 netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
                         char **errp)
 {
-    struct afxdp_port_config cfg;
-    struct afxdp_port *port;
-    bool changed = false;
     char err[512];
     int error;
 
-    error = afxdp_port_config_parse(netdev_get_name(netdev),
-                                    afxdp_smap_lookup, args, &cfg, err,
-                                    sizeof err);
     /* Before our lock: netdev-linux takes dev->mutex for it. */
     afxdp_namespace_is_ours(netdev);
-    int ifindex = netdev_get_ifindex(netdev);
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    port = afxdp_port_lookup(netdev);
+    error = afxdp_port_set_options(afxdp_port_of(netdev), afxdp_smap_lookup,
+                                   args, netdev_get_ifindex(netdev), err,
+                                   sizeof err);
     if (error) {
-        VLOG_ERR("%s", err);
-        if (port && port->configured) {
-            /* A running port keeps its settings: OVS would otherwise delete
-             * it.  The status column says what was rejected. */
-            VLOG_ERR("%s: keeping the previous configuration.",
-                     netdev_get_name(netdev));
-            free(port->config_error);
-            port->config_error = xstrdup(err);
-            ovs_mutex_unlock(&afxdp_ports_mutex);
-            return 0;
-        }
-        ovs_mutex_unlock(&afxdp_ports_mutex);
         *errp = xstrdup(err);
-        return EINVAL;
     }
-    if (port) {
-        port->configured = true;
-        free(port->config_error);
-        port->config_error = NULL;
-        changed = afxdp_port_config_needs_reopen(&port->requested, &cfg)
-                  /* The interface went away or came back (the bridge calls
-                   * us when interfaces change): reopen on the interface
-                   * that has the name now. */
-                  || (port->configured_once && port->ifindex != ifindex);
-        port->requested = cfg;
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-
-    if (changed) {
-        netdev_request_reconfigure(netdev);
-    }
-    return 0;
-}
-
-int
-netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
-{
-    struct afxdp_port_config applied;
-    const char *in_use = "unspecified";
-    const char *mode = "unspecified";
-    struct afxdp_port *port;
-
-    afxdp_port_config_default(&applied);
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    port = afxdp_port_lookup(netdev);
-    if (port && port->configured_once) {
-        applied = port->applied;
-        mode = afxdp_mode_name(applied.mode);
-    }
-    if (port && port->core) {
-        struct afxdp_dev_info info;
-
-        afxdp_dev_get_info(port->core, &info);
-        in_use = afxdp_mode_name(info.mode_in_use);
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-
-    /* The keys OVS's C port reported up to 3.6, on every version: the
-     * option is still ours where upstream removed it. */
-    smap_add_format(args, "n_rxq", "%d", netdev_n_rxq(netdev));
-    smap_add(args, "xdp-mode", mode);
-    smap_add(args, "xdp-mode-in-use", in_use);
-    smap_add(args, "use-need-wakeup",
-             applied.use_need_wakeup ? "true" : "false");
-    return 0;
+    return error;
 }
 
 /* afxdp_pair_func into an smap. */
@@ -273,43 +193,37 @@ afxdp_smap_add(void *smap, const char *key, const char *value)
     smap_add(smap, key, value);
 }
 
-/* Why OVS has offload off for 'port', as afxdp-report.h asks; NULL if on
- * when the port opened. */
+int
+netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
+{
+    /* The keys OVS's C port reported up to 3.6, on every version: the
+     * option is still ours where upstream removed it. */
+    smap_add_format(args, "n_rxq", "%d", netdev_n_rxq(netdev));
+    afxdp_port_get_config(afxdp_port_of(netdev), afxdp_smap_add, args);
+    return 0;
+}
+
+/* Why OVS has flow offload off, for a port that opened so. */
 static const char *
-afxdp_offload_off(const struct afxdp_port *port)
+afxdp_offload_off(void)
 {
     const char *why = NULL;
 
-    if (!port->offload_applied) {
-        netdev_offload_afxdp_enabled(&why);
-    }
+    netdev_offload_afxdp_enabled(&why);
     return why;
 }
 
 int
 netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
 {
-    struct afxdp_port *port;
-
     /* The driver and the rest that every Linux device reports.  OVS 3.3+
      * points the class here; for older ones configure applies
      * ovs-patches/netdev-linux-afxdp-get-status.patch, which does what
      * upstream did.  Its error (the interface is gone) is not ours: the
      * status must still say why the port is down. */
     netdev_linux_get_status(netdev, smap);
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    port = afxdp_port_lookup(netdev);
-    if (port && port->core) {
-        afxdp_dev_status(port->core, afxdp_offload_off(port),
-                         afxdp_smap_add, smap);
-    } else if (port && port->open_error) {
-        smap_add(smap, "afxdp_error", port->open_error);
-    }
-    if (port && port->config_error) {
-        smap_add(smap, "config_error", port->config_error);
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
+    afxdp_port_status(afxdp_port_of(netdev), afxdp_offload_off(),
+                      afxdp_smap_add, smap);
     return 0;
 }
 
@@ -317,53 +231,10 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
 /* Lifecycle.                                                         */
 /* ------------------------------------------------------------------ */
 
-/* A port joined or left UMEM 'umem_id': the status of the other ports on
- * it (umem_shared_by, umem_total_frames) changed too, and the bridge
- * rereads a port's status only when the port says so. */
+/* Lets go of the handles on the queues of the core's device. */
 static void
-afxdp_umem_peers_changed(const struct netdev *netdev, uint32_t umem_id)
-    OVS_REQUIRES(afxdp_ports_mutex)
-{
-    struct afxdp_port *peer;
-
-    HMAP_FOR_EACH (peer, node, &afxdp_ports) {
-        struct afxdp_dev_info info;
-
-        if (peer->netdev == netdev || !peer->core) {
-            continue;
-        }
-        afxdp_dev_get_info(peer->core, &info);
-        if (info.umem_id == umem_id) {
-            netdev_afxdp_status_changed(peer->netdev);
-        }
-    }
-}
-
-/* A port refused because another port of ours had interface 'ifindex'
- * (EBUSY) opens once that one lets it go: the other was a port on its way
- * out (a type change, a rename), or a second port on one interface whose
- * first port has now gone. */
-static void
-afxdp_wake_waiters(int ifindex)
-    OVS_REQUIRES(afxdp_ports_mutex)
-{
-    struct afxdp_port *port;
-
-    HMAP_FOR_EACH (port, node, &afxdp_ports) {
-        if (!port->core && port->open_errno == EBUSY
-            && port->ifindex == ifindex) {
-            VLOG_INFO("%s: the port that had the interface let it go: "
-                      "opening it.", netdev_get_name(port->netdev));
-            netdev_request_reconfigure(port->netdev);
-        }
-    }
-}
-
-/* Closes the port's sockets and detaches our XDP program.  Frames OVS
- * still holds stay valid until freed. */
-static void
-afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
-    OVS_REQUIRES(dev->mutex, afxdp_ports_mutex)
+afxdp_xsks_free(struct netdev_linux *dev)
+    OVS_REQUIRES(dev->mutex)
 {
     int n_txq = netdev_n_txq(&dev->up);
 
@@ -374,18 +245,6 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
         free(dev->xsks);
         dev->xsks = NULL;
     }
-    if (port && port->core) {
-        struct afxdp_dev_info info;
-
-        /* Its flows' XDP counts end as read now. */
-        afxdp_flows_detach(port->flows);
-        afxdp_dev_get_info(port->core, &info);
-        VLOG_INFO("%s: Removing xdp program.", netdev_get_name(&dev->up));
-        afxdp_dev_close(port->core);
-        port->core = NULL;
-        afxdp_umem_peers_changed(&dev->up, info.umem_id);
-        afxdp_wake_waiters(port->ifindex);
-    }
     if (dev->tx_locks) {
         for (int i = 0; i < n_txq; i++) {
             ovs_spin_destroy(&dev->tx_locks[i].lock);
@@ -395,59 +254,21 @@ afxdp_port_close(struct netdev_linux *dev, struct afxdp_port *port)
     }
 }
 
-/* Opens the port's sockets on interface 'ifindex', its UMEM on NUMA node
- * 'numa_node' (-1: anywhere). */
-static int
-afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
-                int ifindex, int numa_node)
-    OVS_REQUIRES(dev->mutex, afxdp_ports_mutex)
+/* Takes handles on the queues of 'core', the port's device just open. */
+static void
+afxdp_xsks_take(struct netdev_linux *dev, struct afxdp_dev *core)
+    OVS_REQUIRES(dev->mutex)
 {
-    struct netdev *netdev = &dev->up;
-    struct afxdp_dev_config cfg = {
-        .ifname = netdev_get_name(netdev),
-        .port = port->applied,
-        .numa_node = numa_node,
-        .frame_meta_size = afxdp_frame_meta_size(),
-        /* afxdp-nonpmd ports are polled by the main thread, which sleeps
-         * between polls: what it receives must be kicked at once. */
-        .busy_polled = netdev_is_pmd(netdev),
-        .frame_meta_init = afxdp_pool_init_packets,
-        .offload = netdev_offload_afxdp_enabled(NULL),
-    };
     struct afxdp_dev_info info;
-    char err[512];
-    int error;
 
-    free(port->open_error);
-    port->open_error = NULL;
-    port->open_errno = 0;
-    port->ifindex = ifindex;
-    port->configured_once = true;
-    port->offload_applied = cfg.offload;
-    error = afxdp_dev_open(&cfg, &port->core, err, sizeof err);
-    if (error) {
-        VLOG_ERR("%s", err);
-        port->open_error = xstrdup(err);
-        port->open_errno = error;
-        return error;
-    }
-
-    afxdp_dev_get_info(port->core, &info);
-    port->rx_hash = info.rx_hash;
-    afxdp_umem_peers_changed(netdev, info.umem_id);
-    unsigned have = afxdp_device_rx_queues(netdev_get_name(netdev));
-    if (have > info.n_queues) {
-        VLOG_WARN("%s: the device has %u RX queues but n_rxq is %u: what "
-                  "it steers to the others goes to the kernel's stack, not "
-                  "to OVS.", netdev_get_name(netdev), have, info.n_queues);
-    }
-    netdev->n_rxq = info.n_queues;
-    netdev->n_txq = info.n_queues;
+    afxdp_dev_get_info(core, &info);
+    dev->up.n_rxq = info.n_queues;
+    dev->up.n_txq = info.n_queues;
     dev->xsks = xcalloc(info.n_queues, sizeof *dev->xsks);
     for (unsigned i = 0; i < info.n_queues; i++) {
         struct xsk_socket_info *xsk = xmalloc(sizeof *xsk);
 
-        xsk->queue = afxdp_dev_queue(port->core, i);
+        xsk->queue = afxdp_dev_queue(core, i);
         xsk->pool = afxdp_queue_pool(xsk->queue);
         xsk->in_place = afxdp_queue_sends_in_place(xsk->queue);
         dev->xsks[i] = xsk;
@@ -456,15 +277,15 @@ afxdp_port_open(struct netdev_linux *dev, struct afxdp_port *port,
     for (unsigned i = 0; i < info.n_queues; i++) {
         ovs_spin_init(&dev->tx_locks[i].lock);
     }
-    return 0;
 }
 
 int
 netdev_afxdp_reconfigure(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
-    struct afxdp_port *port;
-    /* Before our locks: netdev-linux takes dev->mutex for both (an
+    struct afxdp_port *port = afxdp_port_of(netdev);
+    bool offload = netdev_offload_afxdp_enabled(NULL);
+    /* Before our lock: netdev-linux takes dev->mutex for both (an
      * error-checking mutex: taking it twice aborts). */
     int ifindex = netdev_get_ifindex(netdev);
     int mtu = 0;
@@ -477,52 +298,55 @@ netdev_afxdp_reconfigure(struct netdev *netdev)
         numa_node = numa_id == NETDEV_NUMA_UNSPEC ? -1 : numa_id;
     }
 
-    ovs_mutex_lock(&afxdp_ports_mutex);
     ovs_mutex_lock(&dev->mutex);
-    port = afxdp_port_lookup(netdev);
+    if (!dev->xsks || afxdp_port_needs_open(port, ifindex, mtu, offload)) {
+        struct afxdp_dev_config base = {
+            .numa_node = numa_node,
+            .frame_meta_size = afxdp_frame_meta_size(),
+            /* afxdp-nonpmd ports are polled by the main thread, which
+             * sleeps between polls: what it receives must be kicked at
+             * once. */
+            .busy_polled = netdev_is_pmd(netdev),
+            .frame_meta_init = afxdp_pool_init_packets,
+            .offload = offload,
+        };
 
-    if (port->ifindex == ifindex && dev->xsks
-        && !afxdp_port_config_needs_reopen(&port->applied,
-                                           &port->requested)
-        && port->offload_applied == netdev_offload_afxdp_enabled(NULL)
-        && afxdp_dev_takes_mtu(port->core, mtu)) {
-        goto out;
+        afxdp_xsks_free(dev);
+        if (afxdp_port_open(port, &base, ifindex)) {
+            /* Down, without sockets, until its options change (an error
+             * would have OVS remove the port and add it back, forever). */
+            netdev->n_rxq = afxdp_port_n_queues(port);
+            netdev->n_txq = netdev->n_rxq;
+        } else {
+            afxdp_xsks_take(dev, afxdp_port_dev(port));
+        }
     }
-
-    afxdp_port_close(dev, port);
-
-    port->applied = port->requested;
-    VLOG_INFO("%s: Setting XDP mode to %s.", netdev_get_name(netdev),
-              afxdp_mode_name(port->applied.mode));
-
-    if (afxdp_port_open(dev, port, ifindex, numa_node)) {
-        /* An error here would make OVS's datapath remove the port, and the
-         * bridge add it back, failing again, forever.  The port stays in
-         * the datapath without sockets (receiving nothing, dropping what
-         * it is given to send), says why in its status, and tries again
-         * when its configuration changes. */
-        VLOG_ERR("%s: AF_XDP device reconfiguration failed: the port is "
-                 "down until its configuration changes.",
-                 netdev_get_name(netdev));
-        netdev->n_rxq = port->applied.n_queues;
-        netdev->n_txq = port->applied.n_queues;
-    }
-    if (port->core && port->offload_applied) {
-        /* New maps: the flows OVS offloaded go in again. */
-        afxdp_flows_attach(port->flows, port->core);
-    }
-    netdev_afxdp_status_changed(netdev);
-out:
     ovs_mutex_unlock(&dev->mutex);
-    ovs_mutex_unlock(&afxdp_ports_mutex);
     return 0;
+}
+
+/* afxdp_port_hooks for a port's netdev. */
+static void
+afxdp_port_status_changed(void *netdev)
+{
+    netdev_afxdp_status_changed(netdev);
+}
+
+static void
+afxdp_port_reconfigure(void *netdev)
+{
+    netdev_request_reconfigure(netdev);
 }
 
 int
 netdev_afxdp_construct(struct netdev *netdev)
 {
+    static const struct afxdp_port_hooks hooks = {
+        .status_changed = afxdp_port_status_changed,
+        .reconfigure = afxdp_port_reconfigure,
+    };
     struct netdev_linux *dev = netdev_linux_cast(netdev);
-    struct afxdp_port *port;
+    struct afxdp_netdev *n;
     int error;
 
     /* OVS 3.3 dropped the class's .init: the first port does it. */
@@ -541,18 +365,15 @@ netdev_afxdp_construct(struct netdev *netdev)
     dev->xsks = NULL;
     dev->tx_locks = NULL;
 
-    port = xzalloc(sizeof *port);
-    port->netdev = netdev;
-    port->flows = afxdp_flows_create(netdev_get_name(netdev),
-                                     afxdp_flows_changed, netdev);
-    if (!port->flows) {
+    n = xzalloc(sizeof *n);
+    n->netdev = netdev;
+    n->port = afxdp_port_create(netdev_get_name(netdev), &hooks, netdev);
+    if (!n->port) {
         out_of_memory();
     }
-    afxdp_port_config_default(&port->requested);
-    port->applied = port->requested;
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    hmap_insert(&afxdp_ports, &port->node, hash_pointer(netdev, 0));
-    ovs_mutex_unlock(&afxdp_ports_mutex);
+    ovs_mutex_lock(&afxdp_netdevs_mutex);
+    hmap_insert(&afxdp_netdevs, &n->node, hash_pointer(netdev, 0));
+    ovs_mutex_unlock(&afxdp_netdevs_mutex);
 
     netdev_request_reconfigure(netdev);
     return 0;
@@ -563,26 +384,25 @@ netdev_afxdp_destruct(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     int ifindex = netdev_get_ifindex(netdev);
-    struct afxdp_port *port, *other;
+    struct afxdp_netdev *n;
 
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    ovs_mutex_lock(&dev->mutex);
-    port = afxdp_port_lookup(netdev);
-    afxdp_port_close(dev, port);
-    if (port) {
-        hmap_remove(&afxdp_ports, &port->node);
-        afxdp_flows_destroy(port->flows);
-        /* No more redirects to it, whatever the other ports' flows still
-         * say until OVS deletes them. */
-        HMAP_FOR_EACH (other, node, &afxdp_ports) {
-            afxdp_flows_target_gone(other->flows, ifindex);
+    ovs_mutex_lock(&afxdp_netdevs_mutex);
+    HMAP_FOR_EACH_WITH_HASH (n, node, hash_pointer(netdev, 0),
+                             &afxdp_netdevs) {
+        if (n->netdev == netdev) {
+            hmap_remove(&afxdp_netdevs, &n->node);
+            break;
         }
-        free(port->open_error);
-        free(port->config_error);
-        free(port);
+    }
+    ovs_mutex_unlock(&afxdp_netdevs_mutex);
+
+    ovs_mutex_lock(&dev->mutex);
+    afxdp_xsks_free(dev);
+    if (n) {
+        afxdp_port_destroy(n->port, ifindex);
+        free(n);
     }
     ovs_mutex_unlock(&dev->mutex);
-    ovs_mutex_unlock(&afxdp_ports_mutex);
     ovs_mutex_destroy(&dev->mutex);
 }
 
@@ -799,14 +619,7 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
      * here, say it once, and make the bridge refresh the status. */
     afxdp_namespace_is_ours(netdev);
     int ifindex = netdev_get_ifindex(netdev);
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    struct afxdp_port *port = afxdp_port_lookup(netdev);
-    if (port && port->core
-        && port->ifindex == ifindex       /* Not gone or renamed. */
-        && afxdp_dev_prog_lost(port->core)) {
-        netdev_afxdp_status_changed(netdev);
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
+    afxdp_port_prog_lost(afxdp_port_of(netdev), ifindex);
 
     ovs_mutex_lock(&dev->mutex);
     error = get_stats_via_netlink(netdev, &dev_stats);
@@ -848,18 +661,12 @@ int
 netdev_afxdp_get_custom_stats(const struct netdev *netdev,
                               struct netdev_custom_stats *custom_stats)
 {
-    struct afxdp_port *port;
-
     custom_stats->size = 0;
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    port = afxdp_port_lookup(netdev);
-    custom_stats->counters = xcalloc(MAX(netdev_n_rxq(netdev), 1)
+    custom_stats->counters = xcalloc(AFXDP_MAX_QUEUES
                                      * AFXDP_DEV_COUNTERS_PER_QUEUE,
                                      sizeof *custom_stats->counters);
-    if (port && port->core) {
-        afxdp_dev_counters(port->core, afxdp_custom_stat, custom_stats);
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
+    afxdp_port_counters(afxdp_port_of(netdev), afxdp_custom_stat,
+                        custom_stats);
     return 0;
 }
 
@@ -879,18 +686,12 @@ void
 netdev_afxdp_datapath_released(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
-    struct afxdp_port *port;
     bool was_open;
 
-    ovs_mutex_lock(&afxdp_ports_mutex);
     ovs_mutex_lock(&dev->mutex);
-    port = afxdp_port_lookup(netdev);
-    was_open = port && port->core;
-    if (was_open) {
-        afxdp_port_close(dev, port);
-    }
+    afxdp_xsks_free(dev);
+    was_open = afxdp_port_close(afxdp_port_of(netdev));
     ovs_mutex_unlock(&dev->mutex);
-    ovs_mutex_unlock(&afxdp_ports_mutex);
     if (was_open) {
         /* Should a datapath take it again, it opens again. */
         netdev_request_reconfigure(netdev);
@@ -900,15 +701,8 @@ netdev_afxdp_datapath_released(struct netdev *netdev)
 void
 netdev_afxdp_offload_changed(struct netdev *netdev)
 {
-    struct afxdp_port *port;
-    bool reopen;
-
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    port = afxdp_port_lookup(netdev);
-    reopen = port && port->configured_once
-             && port->offload_applied != netdev_offload_afxdp_enabled(NULL);
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-    if (reopen) {
+    if (afxdp_port_offload_differs(afxdp_port_of(netdev),
+                                   netdev_offload_afxdp_enabled(NULL))) {
         netdev_request_reconfigure(netdev);
     }
 }
@@ -916,13 +710,9 @@ netdev_afxdp_offload_changed(struct netdev *netdev)
 struct afxdp_flows *
 netdev_afxdp_flows(const struct netdev *netdev)
 {
-    struct afxdp_port *port;
+    struct afxdp_port *port = afxdp_port_of(netdev);
 
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    port = afxdp_port_lookup(netdev);
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-    /* Lives as long as the netdev, which the caller holds. */
-    return port ? port->flows : NULL;
+    return port ? afxdp_port_flows(port) : NULL;
 }
 
 /* OVS's netdev_change_seq_changed() wakes the bridge (the connectivity
@@ -939,32 +729,10 @@ netdev_afxdp_status_changed(const struct netdev *netdev)
     seq_change(connectivity_seq_get());
 }
 
-/* afxdp_flows_changed_func for a port's flows. */
-static void
-afxdp_flows_changed(void *netdev)
-{
-    netdev_afxdp_status_changed(netdev);
-}
 
 /* ------------------------------------------------------------------ */
 /* ovs-appctl afxdp/show [PORT].                                      */
 /* ------------------------------------------------------------------ */
-
-/* Where the frames of UMEM 'umem_id' are, over every port that uses it. */
-static void
-afxdp_count_umem_frames(uint32_t umem_id, struct afxdp_umem_frames *u)
-    OVS_REQUIRES(afxdp_ports_mutex)
-{
-    struct afxdp_port *port;
-
-    memset(u, 0, sizeof *u);
-    u->umem_id = umem_id;
-    HMAP_FOR_EACH (port, node, &afxdp_ports) {
-        if (port->core) {
-            afxdp_umem_frames_add(u, port->core);
-        }
-    }
-}
 
 /* afxdp_pair_func into a ds: the text. */
 static void
@@ -974,47 +742,13 @@ afxdp_ds_put(void *s, const char *key OVS_UNUSED, const char *text)
 }
 
 static void
-afxdp_show_port(struct ds *s, struct afxdp_port *port)
-    OVS_REQUIRES(afxdp_ports_mutex)
-{
-    struct afxdp_umem_frames u;
-    struct afxdp_dev_info info;
-
-    ds_put_format(s, "%s:\n", netdev_get_name(port->netdev));
-    if (!port->core) {
-        ds_put_format(s, "  not running: %s\n",
-                      port->open_error ? port->open_error
-                                       : "not configured yet");
-        return;
-    }
-    afxdp_dev_get_info(port->core, &info);
-    afxdp_count_umem_frames(info.umem_id, &u);
-    afxdp_dev_show(port->core, afxdp_offload_off(port), &u, afxdp_ds_put, s);
-}
-
-static void
 afxdp_unixctl_show(struct unixctl_conn *conn, int argc, const char *argv[],
                    void *aux OVS_UNUSED)
 {
     struct ds s = DS_EMPTY_INITIALIZER;
-    struct afxdp_port *port;
-    bool found = false;
 
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    HMAP_FOR_EACH (port, node, &afxdp_ports) {
-        if (argc > 1 && strcmp(argv[1], netdev_get_name(port->netdev))) {
-            continue;
-        }
-        found = true;
-        afxdp_show_port(&s, port);
-    }
-    if (argc < 2) {
-        ds_put_format(&s, "closed UMEMs waiting for frames held by OVS: %u\n",
-                      afxdp_retired_pools());
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-
-    if (argc > 1 && !found) {
+    if (afxdp_ports_show(argc > 1 ? argv[1] : NULL, afxdp_offload_off(),
+                         afxdp_ds_put, &s)) {
         unixctl_command_reply_error(conn, "no such afxdp port");
     } else {
         unixctl_command_reply(conn, ds_cstr(&s));
@@ -1030,32 +764,19 @@ afxdp_unixctl_frames(struct unixctl_conn *conn, int argc OVS_UNUSED,
                      const char *argv[], void *aux OVS_UNUSED)
 {
     struct afxdp_umem_frames u;
-    struct afxdp_port *port;
-    char *reply = NULL;
 
-    ovs_mutex_lock(&afxdp_ports_mutex);
-    HMAP_FOR_EACH (port, node, &afxdp_ports) {
-        if (port->core && !strcmp(argv[1], netdev_get_name(port->netdev))) {
-            struct afxdp_dev_info info;
-
-            afxdp_dev_get_info(port->core, &info);
-            afxdp_count_umem_frames(info.umem_id, &u);
-            reply = xasprintf("umem_id=%"PRIu32" total=%"PRIu32
-                              " free=%"PRIu32" in_kernel=%"PRIu64
-                              " kept=%"PRIu64" in_ovs=%"PRIu32"\n",
-                              u.umem_id, u.total, u.free, u.in_kernel,
-                              u.kept, u.in_ovs);
-            break;
-        }
-    }
-    ovs_mutex_unlock(&afxdp_ports_mutex);
-
-    if (reply) {
-        unixctl_command_reply(conn, reply);
-    } else {
+    if (afxdp_ports_frames(argv[1], &u)) {
         unixctl_command_reply_error(conn, "no such running afxdp port");
+    } else {
+        char *reply = xasprintf("umem_id=%"PRIu32" total=%"PRIu32
+                                " free=%"PRIu32" in_kernel=%"PRIu64
+                                " kept=%"PRIu64" in_ovs=%"PRIu32"\n",
+                                u.umem_id, u.total, u.free, u.in_kernel,
+                                u.kept, u.in_ovs);
+
+        unixctl_command_reply(conn, reply);
+        free(reply);
     }
-    free(reply);
 }
 
 int
