@@ -627,46 +627,47 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
         VLOG_WARN_RL(&rl, "%s: Error getting AF_XDP statistics.",
                      netdev_get_name(netdev));
     } else {
-        /* The kernel counts what reached the device and what left it. */
+        /* The kernel counts what reached the device and what left it;
+         * the core what it could not send. */
         *stats = dev_stats;
-        for (int i = 0; dev->xsks && i < netdev_n_rxq(netdev); i++) {
-            struct afxdp_queue_stats qs;
-
-            /* The backstop for coalesced kicks: a PMD thread that owed
-             * one and then stopped polling (its queues moved away) leaves
-             * it to us. */
-            afxdp_queue_kick_owed(dev->xsks[i]->queue);
-            afxdp_queue_get_stats(dev->xsks[i]->queue, &qs);
-            stats->tx_dropped += qs.tx_dropped_ring_full
-                                 + qs.tx_dropped_no_frames
-                                 + qs.tx_dropped_too_long;
-        }
+        stats->tx_dropped += afxdp_port_tx_dropped(afxdp_port_of(netdev));
     }
     ovs_mutex_unlock(&dev->mutex);
     return error;
 }
 
+/* OVS's custom statistics, filled by afxdp_custom_stat(). */
+struct afxdp_custom_stats {
+    struct netdev_custom_stats *stats;
+    size_t room;
+};
+
 /* afxdp_counter_func into OVS's custom statistics. */
 static void
-afxdp_custom_stat(void *stats_, const char *name, uint64_t value)
+afxdp_custom_stat(void *cs_, const char *name, uint64_t value)
 {
-    struct netdev_custom_stats *stats = stats_;
+    struct afxdp_custom_stats *cs = cs_;
+    struct netdev_custom_stats *stats = cs->stats;
 
-    ovs_strlcpy(stats->counters[stats->size].name, name,
-                NETDEV_CUSTOM_STATS_NAME_SIZE);
-    stats->counters[stats->size++].value = value;
+    if (stats->size < cs->room) {
+        ovs_strlcpy(stats->counters[stats->size].name, name,
+                    NETDEV_CUSTOM_STATS_NAME_SIZE);
+        stats->counters[stats->size++].value = value;
+    }
 }
 
 int
 netdev_afxdp_get_custom_stats(const struct netdev *netdev,
                               struct netdev_custom_stats *custom_stats)
 {
+    struct afxdp_custom_stats cs = {
+        .stats = custom_stats,
+        .room = MAX(netdev_n_rxq(netdev), 1) * AFXDP_DEV_COUNTERS_PER_QUEUE,
+    };
+
     custom_stats->size = 0;
-    custom_stats->counters = xcalloc(AFXDP_MAX_QUEUES
-                                     * AFXDP_DEV_COUNTERS_PER_QUEUE,
-                                     sizeof *custom_stats->counters);
-    afxdp_port_counters(afxdp_port_of(netdev), afxdp_custom_stat,
-                        custom_stats);
+    custom_stats->counters = xcalloc(cs.room, sizeof *custom_stats->counters);
+    afxdp_port_counters(afxdp_port_of(netdev), afxdp_custom_stat, &cs);
     return 0;
 }
 

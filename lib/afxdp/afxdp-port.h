@@ -84,6 +84,11 @@ bool afxdp_port_prog_lost(struct afxdp_port *, int ifindex) AFXDP_NOEXCEPT;
  * 'offload_off': why OVS has offload off, NULL if on. */
 void afxdp_port_status(struct afxdp_port *, const char *offload_off,
                        afxdp_pair_func *, void *aux) AFXDP_NOEXCEPT;
+/* What its queues dropped on sending while open (ring full, no frames,
+ * too long), each owed kick made first: the backstop for coalesced kicks,
+ * where a thread that owed one stopped polling (its queues moved away).
+ * For a caller that asks every few seconds. */
+uint64_t afxdp_port_tx_dropped(struct afxdp_port *) AFXDP_NOEXCEPT;
 /* afxdp_dev_counters() of its device while open. */
 void afxdp_port_counters(struct afxdp_port *, afxdp_counter_func *,
                          void *aux) AFXDP_NOEXCEPT;

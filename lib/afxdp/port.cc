@@ -364,6 +364,27 @@ afxdp_port_status(struct afxdp_port *p, const char *offload_off,
     }
 }
 
+uint64_t
+afxdp_port_tx_dropped(struct afxdp_port *p) noexcept
+{
+    std::lock_guard<std::mutex> g(ports_mutex());
+    uint64_t dropped = 0;
+    if (!p->dev) {
+        return 0;
+    }
+    afxdp_dev_info info;
+    afxdp_dev_get_info(p->dev, &info);
+    for (unsigned q = 0; q < info.n_queues; q++) {
+        afxdp_queue *queue = afxdp_dev_queue(p->dev, q);
+        afxdp_queue_stats qs;
+        afxdp_queue_kick_owed(queue);
+        afxdp_queue_get_stats(queue, &qs);
+        dropped += qs.tx_dropped_ring_full + qs.tx_dropped_no_frames
+                   + qs.tx_dropped_too_long;
+    }
+    return dropped;
+}
+
 void
 afxdp_port_counters(struct afxdp_port *p, afxdp_counter_func *fn, void *aux)
     noexcept
