@@ -2,7 +2,7 @@
  * ovs-afxdp: a megaflow as OVS gives it to an offload provider (struct
  * match, netlink datapath actions) translated into the core's
  * afxdp_flow_match and afxdp_flow_action (afxdp-offload.h), which the
- * core then judges (lib/afxdp/flow.cc).  For netdev-offload-afxdp.c, and
+ * core then judges (lib/afxdp/translate.cc).  For netdev-offload-afxdp.c, and
  * for tests/test-afxdp-xlate.c, which needs no datapath.
  */
 #include <config.h>

@@ -11,7 +11,7 @@
  * registry (afxdp-flows.h), which keeps the
  * flows across the port's reopens, counts them for OVS's copies, gives
  * 3.7's marks and follows the targets; the core decides what XDP can
- * execute (lib/afxdp/flow.cc).
+ * execute (lib/afxdp/translate.cc).
  */
 #include <config.h>
 

@@ -1,7 +1,7 @@
 // Megaflows in XDP: what our XDP program does with a packet a megaflow
 // matches, decided once when OVS puts the flow.
 //
-// translate() is the one place that decides whether XDP can execute a
+// translate() (translate.cc) is the one place that decides whether XDP can execute a
 // megaflow's actions exactly as OVS would.  It walks the actions in order
 // over what the match pins down about the packet (tagged or not), and
 // yields one XdpFlow: a verdict (drop, redirect to one interface, or up to
@@ -10,11 +10,11 @@
 // socket, with the reason, so that a packet is never forwarded in XDP
 // where OVS would have done anything else.
 //
-// FlowTable is a port's set of offloaded flows as the XDP program's maps
+// FlowTable (flow_table.cc) is a port's set of offloaded flows as the XDP program's maps
 // hold them: one masked key per flow, in a bounded number of mask slots
 // and counter slots.  It is the program's maps' model (FastPath keeps the
 // maps equal to one): what fits, where it sits, and which flow a packet
-// meets.
+// meets.  describe() (describe.cc) puts either in one line.
 #ifndef AFXDP_FLOW_HH
 #define AFXDP_FLOW_HH
 
