@@ -163,16 +163,37 @@ show_fast_path(Text &t, const Facts &f)
 #undef AFXDP_REFUSAL
 }
 
+// Each counter of queue 'q': the queue's own (AFXDP_QUEUE_STATS), then
+// the kernel's ('kernel': AFXDP_XDP_STATS, those it gives).
+template <typename Fn>
+void
+each_counter(afxdp_queue *q, Fn &&fn)
+{
+    afxdp_queue_stats qs;
+    afxdp_xdp_stats xs;
+
+    afxdp_queue_get_stats(q, &qs);
+#define AFXDP_STAT(NAME) fn(false, #NAME, qs.NAME);
+    AFXDP_QUEUE_STATS
+#undef AFXDP_STAT
+    if (!afxdp_queue_get_xdp_stats(q, &xs)) {
+        unsigned k = 0;
+#define AFXDP_STAT(NAME)                                                    \
+        if (k++ < xs.n_valid) {                                             \
+            fn(true, #NAME, xs.NAME);                                       \
+        }
+        AFXDP_XDP_STATS
+#undef AFXDP_STAT
+    }
+}
+
 void
 show_queue(Text &t, afxdp_queue *q, unsigned qid)
 {
     afxdp_frame_counts fc;
-    afxdp_queue_stats qs;
-    afxdp_xdp_stats xs;
     bool fill_wakeup, tx_wakeup;
 
     afxdp_queue_get_frames(q, &fc);
-    afxdp_queue_get_stats(q, &qs);
     afxdp_queue_get_wakeup_flags(q, &fill_wakeup, &tx_wakeup);
     t.line("  queue %u:", qid);
     t.line("    needs wakeup now: fill ring %s, tx ring %s",
@@ -180,18 +201,9 @@ show_queue(Text &t, afxdp_queue *q, unsigned qid)
     t.line("    frames: fill ring %" PRIu32 ", rx ring %" PRIu32
            ", tx/completion %" PRIu32 ", kept for sending %" PRIu32,
            fc.fill_ring, fc.rx_ring, fc.tx, fc.tx_kept);
-#define AFXDP_STAT(NAME) t.counter("    ", "", #NAME, qs.NAME);
-    AFXDP_QUEUE_STATS
-#undef AFXDP_STAT
-    if (!afxdp_queue_get_xdp_stats(q, &xs)) {
-        unsigned k = 0;
-#define AFXDP_STAT(NAME)                                                    \
-        if (k++ < xs.n_valid) {                                             \
-            t.counter("    ", "xdp_", #NAME, xs.NAME);                      \
-        }
-        AFXDP_XDP_STATS
-#undef AFXDP_STAT
-    }
+    each_counter(q, [&](bool kernel, const char *name, uint64_t value) {
+        t.counter("    ", kernel ? "xdp_" : "", name, value);
+    });
 }
 
 }  // namespace
@@ -286,28 +298,13 @@ afxdp_dev_counters(struct afxdp_dev *dev, afxdp_counter_func *fn, void *aux)
     afxdp_dev_info info;
     dev->info(&info);
     for (unsigned qid = 0; qid < info.n_queues; qid++) {
-        afxdp_queue *q = dev->queue(qid);
-        afxdp_queue_stats qs;
-        afxdp_xdp_stats xs;
-        char name[64];
-
-        afxdp_queue_get_stats(q, &qs);
-#define AFXDP_STAT(NAME)                                                    \
-        std::snprintf(name, sizeof name, "xsk_queue_%u_" #NAME, qid);       \
-        fn(aux, name, qs.NAME);
-        AFXDP_QUEUE_STATS
-#undef AFXDP_STAT
-        if (!afxdp_queue_get_xdp_stats(q, &xs)) {
-            unsigned k = 0;
-#define AFXDP_STAT(NAME)                                                    \
-            if (k++ < xs.n_valid) {                                         \
-                std::snprintf(name, sizeof name, "xsk_queue_%u_" #NAME,     \
-                              qid);                                         \
-                fn(aux, name, xs.NAME);                                     \
-            }
-            AFXDP_XDP_STATS
-#undef AFXDP_STAT
-        }
+        each_counter(dev->queue(qid),
+                     [&](bool, const char *name, uint64_t value) {
+                         char full[64];
+                         std::snprintf(full, sizeof full, "xsk_queue_%u_%s",
+                                       qid, name);
+                         fn(aux, full, value);
+                     });
     }
 }
 

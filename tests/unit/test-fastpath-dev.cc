@@ -157,10 +157,7 @@ protected:
         if (IsSkipped()) {
             return;
         }
-        if (!afxdp_fast_path_built()) {
-            GTEST_SKIP() << "built without the fast path's XDP program "
-                         << "(configure found no clang for BPF)";
-        }
+        SKIP_WITHOUT_FAST_PATH_PROGRAM();
         dev_ = open(GetParam());
         ASSERT_TRUE(dev_);
         ASSERT_TRUE(fp_.active) << fp_.reason;

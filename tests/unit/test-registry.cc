@@ -56,10 +56,7 @@ protected:
         if (IsSkipped()) {
             return;
         }
-        if (!afxdp_fast_path_built()) {
-            GTEST_SKIP() << "built without the fast path's XDP program "
-                         << "(configure found no clang for BPF)";
-        }
+        SKIP_WITHOUT_FAST_PATH_PROGRAM();
         unreferenced.clear();
         flows_.reset(afxdp_flows_create("p0", nullptr, nullptr));
         ASSERT_TRUE(flows_);

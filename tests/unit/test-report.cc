@@ -125,9 +125,7 @@ TEST_F(Report, TheFastPathSaysWhyItIsOffOrWhatItDoes)
                            "xdp_fast_path_reason"),
                   "options:xdp_fast_path is false");
     }
-    if (!afxdp_fast_path_built()) {
-        GTEST_SKIP() << "built without the fast path's XDP program";
-    }
+    SKIP_WITHOUT_FAST_PATH_PROGRAM();
     afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
     cfg.offload = true;
     Dev d = open_dev_after_close(cfg);

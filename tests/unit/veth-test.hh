@@ -398,6 +398,12 @@ logged(const std::string &line)
     return false;
 }
 
+// Skips a test of the fast path in a build without its XDP program.
+#define SKIP_WITHOUT_FAST_PATH_PROGRAM()                                    \
+    if (!afxdp_fast_path_built())                                           \
+    GTEST_SKIP() << "built without the fast path's XDP program "            \
+                 << "(configure found no clang for BPF)"
+
 // A fresh veth pair for each test; skipped where that is impossible.
 class Veth : public ::testing::Test {
 protected:
