@@ -2,10 +2,11 @@
  * ovs-afxdp core: the C API of flow offload, the XDP fast path that
  * executes OVS's megaflows (Documentation/xdp-fast-path.rst): the key and
  * match it takes, the actions it executes, what it refuses and counts,
- * and the calls on a port (struct afxdp_dev, afxdp.h) that put, read and
- * delete its flows and follow the targets they redirect to.  Conventions
- * as in afxdp.h; lib/netdev-offload-afxdp.c is the shim that calls it.
- * The BPF program (fastpath.bpf.c) reads its types too.
+ * and the calls on a device (struct afxdp_dev, afxdp.h) that put, read
+ * and delete its flows and follow the targets they redirect to.
+ * Conventions as in afxdp.h.  A port's registry (afxdp-flows.h) makes
+ * these calls for OVS's offload shim, which only translates; the BPF
+ * program (fastpath.bpf.c) reads the types too.
  */
 #ifndef AFXDP_OFFLOAD_H
 #define AFXDP_OFFLOAD_H 1
@@ -306,8 +307,8 @@ struct afxdp_flow_stats {
 int afxdp_dev_flow_stats(const struct afxdp_dev *, const uint32_t ufid[4],
                          struct afxdp_flow_stats *) AFXDP_NOEXCEPT;
 
-/* One offloaded megaflow's counts as OVS reads them, kept by the shim for
- * each flow it put (zeroed when it first puts it).  The rule: every packet
+/* One offloaded megaflow's counts as OVS reads them, kept by the port's
+ * registry for each flow (zeroed when it is first put).  The rule: every packet
  * XDP executed for the megaflow is told to OVS exactly once, whatever
  * puts, deletes, reopens and copies come (flow_counts.cc):
  *   - XDP counts a flow from when it is put into the maps until they

@@ -1,9 +1,11 @@
 /*
  * ovs-afxdp core: the C API.
  *
- * This is all the OVS shim (lib/netdev-afxdp.c) sees of the C++ core: a
- * port's sockets, queues and frames.  The fast path's flow offload is in
- * afxdp-offload.h.  It includes no OVS header and OVS includes no C++.
+ * With afxdp-port.h (a port's policy), afxdp-report.h (what it shows),
+ * afxdp-offload.h and afxdp-flows.h (the fast path), this is all the OVS
+ * shims (lib/netdev-afxdp.c, lib/netdev-offload-afxdp.c) see of the C++
+ * core; this header: a device's sockets, queues and frames.  None
+ * includes an OVS header and OVS includes no C++.
  *
  * Conventions, as in OVS's netdev-provider.h:
  *   - Functions that can fail return 0 or a positive errno value.  Nothing
