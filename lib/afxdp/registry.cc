@@ -262,6 +262,13 @@ FlowRegistry::detach() noexcept
     dev_ = nullptr;
 }
 
+// Each copy puts the megaflow: the first put goes into the maps, the
+// others only add their copy, unless the actions changed (a revalidator's
+// modification) or the flow is out of the maps (its last put failed: try
+// again).  The match is the same: the ufid is its hash.  A flow put again
+// with what XDP cannot take leaves the maps and stays, its count so far
+// the flow's, as OVS has been told it: an error would have OVS delete the
+// offload, and with it that count, from the flow's statistics.
 int
 FlowRegistry::put(const uint32_t ufid[4], const afxdp_flow_match &match,
                   const afxdp_flow_action *actions, size_t n, uint32_t mark,
@@ -277,11 +284,6 @@ FlowRegistry::put(const uint32_t ufid[4], const afxdp_flow_match &match,
     {
         std::lock_guard<std::mutex> g(mutex_);
         auto it = flows_.find(id);
-        // Each copy puts the megaflow: the first put goes into the maps,
-        // the others only add their copy, unless the actions changed (a
-        // revalidator's modification) or the flow is out of the maps (its
-        // last put failed: try again).  The match is the same: the ufid
-        // is its hash.
         const bool same = copy && it != flows_.end() && it->second.in_maps
                           && it->second.stored->same_actions(actions, n);
         if (!same) {
@@ -312,11 +314,7 @@ FlowRegistry::put(const uint32_t ufid[4], const afxdp_flow_match &match,
                 forget(it, false);
                 it = flows_.end();
             } else {
-                // Put again with what XDP cannot take: out of the maps,
-                // its count so far stays the flow's, as OVS has been told
-                // it.  An error would have OVS delete the offload, and
-                // with it that count, from the flow's statistics.
-                err = 0;
+                err = 0;    // Kept, in the maps or out (see above).
             }
         } else if (refusal) {
             *refusal = it->second.refusal;
