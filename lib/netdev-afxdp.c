@@ -445,8 +445,8 @@ netdev_afxdp_verify_mtu_size(const struct netdev *netdev, int mtu)
     /* Generic mode checks nothing of this, so we do: the core knows the
      * limit (one frame per packet, or a jumbo frame in several where the
      * kernel has multi-buffer AF_XDP). */
-    const char *why = "";
-    unsigned max_mtu = afxdp_max_mtu(&why);
+    char why[256];
+    unsigned max_mtu = afxdp_max_mtu(why, sizeof why);
 
     if (mtu > AFXDP_MAX_MTU_ONE_FRAME) {
         /* The port's sockets may have been opened without multi-buffer

@@ -117,11 +117,11 @@ unsigned afxdp_device_rx_queues(const char *ifname) AFXDP_NOEXCEPT;
 
 /* The largest MTU an afxdp port may have on this kernel:
  * AFXDP_MAX_MTU_MULTI_BUFFER where it knows multi-buffer AF_XDP, else
- * AFXDP_MAX_MTU_ONE_FRAME, and then '*why' (unless 'why' is NULL) says
- * why.  Asks the kernel once.  A port whose interface has an MTU above
+ * AFXDP_MAX_MTU_ONE_FRAME, and then 'why' (unless 'whylen' is 0) says
+ * why; else 'why' gets "".  Asks the kernel once.  A port whose interface has an MTU above
  * AFXDP_MAX_MTU_ONE_FRAME opens only in a mode where multi-buffer works
  * (see afxdp_dev_open()). */
-unsigned afxdp_max_mtu(const char **why) AFXDP_NOEXCEPT;
+unsigned afxdp_max_mtu(char *why, size_t whylen) AFXDP_NOEXCEPT;
 
 /* True if this build knows XDP_USE_NEED_WAKEUP. */
 bool afxdp_need_wakeup_supported(void) AFXDP_NOEXCEPT;

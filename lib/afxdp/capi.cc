@@ -69,8 +69,11 @@ extern "C" bool
 afxdp_xdp_target_ok(int ifindex, const char *ifname, char *why,
                     size_t whylen) noexcept
 {
-    return (!ifname || afxdp::interface_is(ifindex, ifname, why, whylen))
-           && afxdp::xdp_redirect_target_ok(ifindex, why, whylen);
+    const afxdp::Failure f = afxdp::check_xdp_target(ifindex, ifname);
+    if (whylen) {
+        std::snprintf(why, whylen, "%s", f.why);
+    }
+    return !f;
 }
 
 extern "C" bool

@@ -460,10 +460,10 @@ afxdp_dev::open(const afxdp_dev_config &cfg) noexcept
                                       std::strerror(-prog.error())));
     }
     d->prog_ = prog.take();
-    const char *mb_why = "";
+    char mb_why[afxdp::kWhyLen] = "";
     if (d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME
         && (!d->prog_.has_frags()
-            || afxdp_max_mtu(&mb_why) == AFXDP_MAX_MTU_ONE_FRAME)) {
+            || afxdp_max_mtu(mb_why, sizeof mb_why) == AFXDP_MAX_MTU_ONE_FRAME)) {
         return R::failure(afxdp::fail(
             -EMSGSIZE, "%s: MTU %u needs multi-buffer AF_XDP (up to %u "
             "without), and %s", cfg.ifname, d->mtu_, AFXDP_MAX_MTU_ONE_FRAME,

@@ -533,96 +533,86 @@ netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept
     return err == -ENOENT ? -EOPNOTSUPP : err;
 }
 
-bool
-veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept
+Failure
+check_veth_peer_takes_xdp(int ifindex) noexcept
 {
     Link dev, peer;
     int err = rtnl_link(ifindex, -1, &dev);
     if (!err && !dev.veth) {
-        std::snprintf(why, whylen, "the kernel does not say whether the "
-                      "driver transmits XDP frames (Linux 6.3), except for "
-                      "veth");
-        return false;
+        return fail(-EOPNOTSUPP, "the kernel does not say whether the "
+                    "driver transmits XDP frames (Linux 6.3), except for "
+                    "veth");
     }
     if (!err) {
         err = dev.peer ? rtnl_link(dev.peer, dev.peer_nsid, &peer) : -ENOENT;
     }
     if (err) {
-        std::snprintf(why, whylen, "asking the kernel about the veth's "
-                      "peer failed: %s", std::strerror(-err));
-        return false;
+        return fail(err, "asking the kernel about the veth's peer failed: "
+                    "%s", std::strerror(-err));
     }
     if (!peer.up) {
-        std::snprintf(why, whylen, "its veth peer is down");
-        return false;
+        return fail(-ENETDOWN, "its veth peer is down");
     }
     bool gro = false;
     err = peer.xdp_native ? 0 : gro_on(peer.name, dev.peer_nsid, &gro);
     if (peer.xdp_native || gro) {
-        if (whylen) {
-            why[0] = '\0';
-        }
-        return true;
+        return Failure{};
     }
     if (err) {
-        std::snprintf(why, whylen, "the kernel does not say whether the "
-                      "driver transmits XDP frames (Linux 6.3), and the veth "
-                      "peer's GRO could not be read: %s",
-                      err == -ENOENT ? "its network namespace was found "
-                                       "neither in /run/netns nor as a "
-                                       "process's"
-                                     : std::strerror(-err));
-        return false;
+        return fail(err, "the kernel does not say whether the driver "
+                    "transmits XDP frames (Linux 6.3), and the veth peer's "
+                    "GRO could not be read: %s",
+                    err == -ENOENT ? "its network namespace was found "
+                                     "neither in /run/netns nor as a "
+                                     "process's"
+                                   : std::strerror(-err));
     }
-    std::snprintf(why, whylen, "its driver takes no XDP frames now (a veth "
-                  "takes them only while its peer has an XDP program or GRO "
-                  "on%s)", dev.peer_nsid < 0 ? ""
-                  : "; before Linux 6.3 the peer's GRO is read in its "
-                    "namespace, found in /run/netns or a process's");
-    return false;
+    return fail(-EOPNOTSUPP, "its driver takes no XDP frames now (a veth "
+                "takes them only while its peer has an XDP program or GRO "
+                "on%s)", dev.peer_nsid < 0 ? ""
+                : "; before Linux 6.3 the peer's GRO is read in its "
+                  "namespace, found in /run/netns or a process's");
 }
 
-bool
-interface_is(int ifindex, const char *name, char *why, size_t whylen)
-    noexcept
+Failure
+check_interface_is(int ifindex, const char *name) noexcept
 {
     char now[IF_NAMESIZE] = "";
     if (!if_indextoname(unsigned(ifindex), now)) {
-        std::snprintf(why, whylen, "interface %d is gone", ifindex);
-        return false;
+        return fail(-ENODEV, "interface %d is gone", ifindex);
     }
     if (std::strcmp(now, name)) {
-        std::snprintf(why, whylen, "interface %d is %s now, not %s", ifindex,
-                      now, name);
-        return false;
+        return fail(-ENODEV, "interface %d is %s now, not %s", ifindex, now,
+                    name);
     }
-    return true;
+    return Failure{};
 }
 
-bool
-xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept
+Failure
+check_xdp_redirect_target(int ifindex) noexcept
 {
     uint64_t act = 0;
     int err = netdev_dev_attr(ifindex, kNetdevAttrXdpFeatures, &act);
     if (err == -EOPNOTSUPP) {
-        return veth_peer_takes_xdp(ifindex, why, whylen);
+        return check_veth_peer_takes_xdp(ifindex);
     }
     if (err) {
-        std::snprintf(why, whylen, "asking the kernel whether the driver "
-                      "transmits XDP frames failed: %s", std::strerror(-err));
-        return false;
+        return fail(err, "asking the kernel whether the driver transmits "
+                    "XDP frames failed: %s", std::strerror(-err));
     }
     if (!(act & kNetdevXdpActNdoXmit)) {
-        std::snprintf(why, whylen, "its driver takes no XDP frames now (a "
-                      "veth takes them only while its peer has an XDP "
-                      "program or GRO on)");
-        return false;
+        return fail(-EOPNOTSUPP, "its driver takes no XDP frames now (a veth "
+                    "takes them only while its peer has an XDP program or "
+                    "GRO on)");
     }
-    if (whylen) {
-        why[0] = '\0';
-    }
-    return true;
+    return Failure{};
 }
 
+Failure
+check_xdp_target(int ifindex, const char *name) noexcept
+{
+    Failure f = name ? check_interface_is(ifindex, name) : Failure{};
+    return f ? f : check_xdp_redirect_target(ifindex);
+}
 
 }  // namespace afxdp

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "result.hh"
+
 namespace afxdp {
 
 // Attributes of the family's device (linux/netdev.h, which older uapi
@@ -26,16 +28,20 @@ int netdev_dev_attr(int ifindex, uint16_t attr, uint64_t *value) noexcept;
 // Whether frames an XDP program redirects to 'ifindex' get out: its
 // driver transmits XDP frames now (NETDEV_XDP_ACT_NDO_XMIT).  On veth
 // that holds only while the peer has an XDP program or GRO on, and the
-// kernel updates the bit as that changes.  False with the reason in
-// 'why', also where the kernel does not say.  Some drivers other than
-// veth take them only while an XDP program is attached in native mode.
-bool xdp_redirect_target_ok(int ifindex, char *why, size_t whylen) noexcept;
+// kernel updates the bit as that changes.  No failure if they do; else
+// -EOPNOTSUPP (also where the kernel does not say) or the errno of the
+// question, and why.  Some drivers other than veth take them only while
+// an XDP program is attached in native mode.
+Failure check_xdp_redirect_target(int ifindex) noexcept;
 
 // Whether interface 'ifindex' is the one named 'name' (in this network
 // namespace): an index freed by a deleted interface may be given to the
-// next one created, or to one moved in.  False with the reason in 'why'.
-bool interface_is(int ifindex, const char *name, char *why, size_t whylen)
-    noexcept;
+// next one created, or to one moved in.  Else -ENODEV and why.
+Failure check_interface_is(int ifindex, const char *name) noexcept;
+
+// Both: a redirect target that is still interface 'name' (nullptr: any)
+// and takes XDP frames now.
+Failure check_xdp_target(int ifindex, const char *name) noexcept;
 
 // The same answer where the kernel has no xdp-features to ask (before
 // Linux 6.3), for veth, from its peer: a veth takes redirected frames
@@ -47,9 +53,9 @@ bool interface_is(int ifindex, const char *name, char *why, size_t whylen)
 // in OVS's mount and PID namespaces), where it was found before, and not
 // looked for again for 5 s after it was not.  Needs CAP_SYS_ADMIN (and
 // CAP_SYS_PTRACE for other users' processes); where the GRO cannot be
-// read, false with the reason.  Any other driver: the kernel cannot say,
-// so false.
-bool veth_peer_takes_xdp(int ifindex, char *why, size_t whylen) noexcept;
+// read, its errno and why.  A peer down: -ENETDOWN.  Any other driver:
+// the kernel cannot say, so -EOPNOTSUPP.
+Failure check_veth_peer_takes_xdp(int ifindex) noexcept;
 
 }  // namespace afxdp
 

@@ -129,11 +129,11 @@ struct MultiBufferProbe {
 }  // namespace
 
 extern "C" unsigned
-afxdp_max_mtu(const char **why) noexcept
+afxdp_max_mtu(char *why, size_t whylen) noexcept
 {
     static const MultiBufferProbe probe;
-    if (why) {
-        *why = probe.why;
+    if (whylen) {
+        std::snprintf(why, whylen, "%s", probe.why);
     }
     return probe.supported ? AFXDP_MAX_MTU_MULTI_BUFFER
                            : AFXDP_MAX_MTU_ONE_FRAME;

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "log.hh"
+#include "netdev_nl.hh"
 
 namespace afxdp {
 
@@ -22,10 +23,10 @@ monotonic_ms() noexcept
 bool
 RedirectTargets::check(Devmap &devmap, Target &t, int64_t now_ms) noexcept
 {
-    char why[kWhyLen] = "";
     // 't.name' is its port's, an afxdp port's interface's name.
-    bool ok = afxdp_xdp_target_ok(t.ifindex, t.name.c_str(), why,
-                                  sizeof why);
+    const Failure f = check_xdp_target(t.ifindex, t.name.c_str());
+    const char *why = f.why;
+    bool ok = !f;
     uint64_t lost = 0;
     const bool withdrawn = t.ok && devmap.lost(t.ifindex, &lost);
 

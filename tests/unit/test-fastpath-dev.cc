@@ -797,7 +797,8 @@ TEST_F(FastPathDev, AVethsPeerSaysWhatTheKernelsXdpFeaturesSay)
 {
     const int a = int(if_nametoindex(net_.a()));
     const int b = int(if_nametoindex(net_.b()));
-    char why[256], why_peer[256];
+    char why[256];
+    afxdp::Failure peer_no;
     uint64_t features;
     if (afxdp::netdev_dev_attr(a, afxdp::kNetdevAttrXdpFeatures,
                                &features) == -EOPNOTSUPP) {
@@ -806,10 +807,11 @@ TEST_F(FastPathDev, AVethsPeerSaysWhatTheKernelsXdpFeaturesSay)
     }
     auto agree = [&](const char *state, bool want, int kernel_want = -1) {
         bool kernel = afxdp_xdp_target_ok(a, nullptr, why, sizeof why);
-        bool peer = afxdp::veth_peer_takes_xdp(a, why_peer, sizeof why_peer);
+        peer_no = afxdp::check_veth_peer_takes_xdp(a);
+        bool peer = !peer_no;
         EXPECT_EQ(kernel, kernel_want < 0 ? want : kernel_want != 0)
             << state << ": " << why;
-        EXPECT_EQ(peer, want) << state << ": " << why_peer;
+        EXPECT_EQ(peer, want) << state << ": " << peer_no.why;
     };
     agree("no program on the peer", false);
     int prog = attach_xdp_pass(b);
@@ -817,7 +819,8 @@ TEST_F(FastPathDev, AVethsPeerSaysWhatTheKernelsXdpFeaturesSay)
     agree("a native program on the peer", true);
     ASSERT_EQ(net_.link_set(net_.b(), "down"), "");
     agree("the peer down", false, true);
-    EXPECT_STREQ(why_peer, "its veth peer is down");
+    EXPECT_STREQ(peer_no.why, "its veth peer is down");
+    EXPECT_EQ(peer_no.error, -ENETDOWN);
     ASSERT_EQ(net_.link_set(net_.b(), "up"), "");
     agree("the peer up again", true);
     ASSERT_EQ(bpf_xdp_detach(b, XDP_FLAGS_DRV_MODE, nullptr), 0);
@@ -1033,10 +1036,12 @@ TEST_F(FastPathDev, AVethsPeerInAnotherNamespaceHasItsGroReadThere)
     uint64_t features;
     const bool kernel_says = afxdp::netdev_dev_attr(
         c, afxdp::kNetdevAttrXdpFeatures, &features) != -EOPNOTSUPP;
-    char why[256], why_kernel[256];
+    std::string why;
+    char why_kernel[256];
     auto expect = [&](int ifindex, const char *state, bool want) {
-        EXPECT_EQ(afxdp::veth_peer_takes_xdp(ifindex, why, sizeof why), want)
-            << state << ": " << why;
+        const afxdp::Failure no = afxdp::check_veth_peer_takes_xdp(ifindex);
+        why = no.why;
+        EXPECT_EQ(!no, want) << state << ": " << why;
         if (kernel_says) {
             EXPECT_EQ(afxdp_xdp_target_ok(ifindex, nullptr, why_kernel,
                                           sizeof why_kernel),
@@ -1060,8 +1065,8 @@ TEST_F(FastPathDev, AVethsPeerInAnotherNamespaceHasItsGroReadThere)
     ASSERT_EQ(in_ns(named, "ip link set " + pair.d + " up"), 0);
     ASSERT_EQ(in_ns(named2, "ip link set " + other.d + " up"), 0);
     expect(c, "GRO off, in a named namespace", false);
-    EXPECT_NE(std::string(why).find("takes no XDP frames now"),
-              std::string::npos) << "the GRO was read, and is off: " << why;
+    EXPECT_NE(why.find("takes no XDP frames now"), std::string::npos)
+        << "the GRO was read, and is off: " << why;
     ASSERT_EQ(in_ns(named2, "ethtool -K " + other.d + " gro on"), 0);
     for (int i = 0; i < 3; i++) {
         expect(o, "GRO on, in the second named namespace", true);

@@ -448,8 +448,8 @@ protected:
     // skipped (true).  Elsewhere false, and nothing is opened.
     bool skip_without_multi_buffer(const afxdp_dev_config &cfg)
     {
-        const char *why = "";
-        if (afxdp_max_mtu(&why) > AFXDP_MAX_MTU_ONE_FRAME) {
+        char why[256];
+        if (afxdp_max_mtu(why, sizeof why) > AFXDP_MAX_MTU_ONE_FRAME) {
             return false;
         }
         afxdp_dev *d = nullptr;
