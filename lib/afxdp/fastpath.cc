@@ -171,6 +171,30 @@ Failure
 FastPath::open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
     noexcept
 {
+    bpf_program *prog = nullptr, *clock = nullptr;
+    Failure f = open_object(hints, watch, &prog, &clock);
+    if (!f) {
+        f = set_up(prog, xsk_map_fd, hints, ifindex);
+    }
+    if (f) {
+        return f;
+    }
+    int err = bpf_object__load(obj_);
+    if (err) {
+        // Without the watcher it may load: say only that.
+        return fail(watch ? -EOPNOTSUPP : err, "loading the fast path's XDP "
+                    "program%s failed: %s", watch ? " and its watcher" : "",
+                    std::strerror(-err));
+    }
+    return take_fds(prog, clock, ifindex);
+}
+
+// The object opened, with only the programs asked for to load: the XDP
+// program with hints or without, the clock, and the watcher if 'watch'.
+Failure
+FastPath::open_object(unsigned hints, bool watch, bpf_program **prog,
+                      bpf_program **clock) noexcept
+{
     LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = kFastProgName);
     // Without the kernel's configuration the program is told it does not
     // know the tick rate, and times hits with the coarse clock.
@@ -182,20 +206,18 @@ FastPath::open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
     }
     obj_ = bpf_object__open_mem(kFastPathObject, kFastPathObjectSize,
                                 &opts);
-    int err = obj_ ? 0 : -errno;
     if (!obj_) {
+        int err = -errno;
         return fail(err, "opening the fast path's XDP program "
                     "failed: %s", std::strerror(-err));
     }
-    // One XDP program is loaded: with hints or without; and the watcher,
-    // if asked for.  The others stay in the object, unloaded.
     const char *name = hints ? kFastHintsProgName : kFastProgName;
-    bpf_program *prog = nullptr, *clock = nullptr, *p = nullptr;
+    bpf_program *p = nullptr;
     bpf_object__for_each_program(p, obj_) {
         if (!std::strcmp(bpf_program__name(p), name)) {
-            prog = p;
+            *prog = p;
         } else if (!std::strcmp(bpf_program__name(p), kClockProgName)) {
-            clock = p;
+            *clock = p;
         } else if (watch && !std::strcmp(bpf_program__name(p),
                                          kWatchProgName)) {
             watch_ = p;
@@ -203,14 +225,23 @@ FastPath::open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
             bpf_program__set_autoload(p, false);
         }
     }
-    if (!prog || !clock || (watch && !watch_)) {
+    if (!*prog || !*clock || (watch && !watch_)) {
         return fail(-EINVAL, "the fast path's object has no program "
-                    "%s", !prog ? name : !clock ? kClockProgName
+                    "%s", !*prog ? name : !*clock ? kClockProgName
                     : kWatchProgName);
     }
+    return {};
+}
+
+// Before the load: the socket map shared with the port's own program,
+// the program's constants, and for hints, the device it is bound to.
+Failure
+FastPath::set_up(bpf_program *prog, int xsk_map_fd, unsigned hints,
+                 int ifindex) noexcept
+{
     bpf_map *xsks = bpf_object__find_map_by_name(obj_, "xsks");
     if (xsks && xsk_map_fd >= 0) {
-        err = bpf_map__reuse_fd(xsks, xsk_map_fd);
+        int err = bpf_map__reuse_fd(xsks, xsk_map_fd);
         if (err) {
             return fail(err, "sharing the socket map with the "
                         "fast path failed: %s", std::strerror(-err));
@@ -224,9 +255,9 @@ FastPath::open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
     if (value) {
         bpf_map *rodata = bpf_object__find_map_by_name(obj_,
                                                        ".rodata.hints");
-        err = rodata ? bpf_map__set_initial_value(rodata, &value,
-                                                  sizeof value)
-                     : -ENOENT;
+        int err = rodata ? bpf_map__set_initial_value(rodata, &value,
+                                                      sizeof value)
+                         : -ENOENT;
         if (err) {
             return fail(err, "setting the fast path's XDP "
                         "program's constants failed: %s",
@@ -235,21 +266,22 @@ FastPath::open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
     }
     if (hints) {
         bpf_program__set_ifindex(prog, uint32_t(ifindex));
-        err = bpf_program__set_flags(prog, bpf_program__flags(prog)
-                                           | compat::kProgDevBoundOnly);
+        int err = bpf_program__set_flags(prog, bpf_program__flags(prog)
+                                               | compat::kProgDevBoundOnly);
         if (err) {
             return fail(err, "asking the fast path's XDP program "
                         "for packet hints failed: %s", std::strerror(-err));
         }
         s_.hints = hints;
     }
-    err = bpf_object__load(obj_);
-    if (err) {
-        // Without the watcher it may load: say only that.
-        return fail(watch ? -EOPNOTSUPP : err, "loading the fast path's XDP "
-                    "program%s failed: %s", watch ? " and its watcher" : "",
-                    std::strerror(-err));
-    }
+    return {};
+}
+
+// After the load: the programs' and maps' descriptors.
+Failure
+FastPath::take_fds(bpf_program *prog, bpf_program *clock, int ifindex)
+    noexcept
+{
     s_.prog_fd = bpf_program__fd(prog);
     s_.clock_prog_fd = bpf_program__fd(clock);
     bpf_prog_info info = {};

@@ -114,8 +114,15 @@ public:
 private:
     void swap(FastPath &o) noexcept;
     // load()'s steps: the object opened and loaded, with the watcher or
-    // without; the watcher attached.
+    // without (open(): open_object(), set_up(), the load, take_fds()); the
+    // watcher attached.
     Failure open(int xsk_map_fd, unsigned hints, int ifindex, bool watch)
+        noexcept;
+    Failure open_object(unsigned hints, bool watch, bpf_program **prog,
+                        bpf_program **clock) noexcept;
+    Failure set_up(bpf_program *prog, int xsk_map_fd, unsigned hints,
+                   int ifindex) noexcept;
+    Failure take_fds(bpf_program *prog, bpf_program *clock, int ifindex)
         noexcept;
     Failure attach_watch() noexcept;
     int write_config() noexcept;

@@ -31,6 +31,49 @@ enum lookup_result {
     CHANGING,            /* Met an entry the core was rewriting. */
 };
 
+/* The packet's key 'k' under mask 'mw' into 'mkw', and the mask's check
+ * (its words and 'use', the in_use and generation word after them). */
+static __always_inline __u64
+mask_key(const __u64 *k, const __u64 *mw, __u64 use, __u64 *mkw)
+{
+    __u64 mcheck = AFXDP_FP_CHECK_SEED
+                   + use * AFXDP_FP_HASH_MUL(AFXDP_FP_KEY_WORDS);
+#pragma unroll
+    for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
+        __u64 w = LOAD_ONCE(&mw[i]);
+        mkw[i] = k[i] & w;
+        mcheck += w * AFXDP_FP_HASH_MUL(i);
+    }
+    return mcheck;
+}
+
+/* Flow 'f' read once: its key compared with the masked key 'mkw' ('*diff'
+ * non-zero if another), the rest copied into 'tail'; returns its check.
+ * Loops, not unrolled: unrolled, the seventeen words' products spill and
+ * clang 19 takes the program past the kernel's 512 bytes of stack (424
+ * so, with clang 14 312).  Only a packet the slots answer, not in the
+ * cache, runs them. */
+static __always_inline __u64
+read_flow(const struct afxdp_fp_flow *f, const __u64 *mkw, __u64 *tail,
+          __u64 *diff)
+{
+    const __u64 *fw = (const __u64 *) f;
+    __u64 fcheck = AFXDP_FP_CHECK_SEED;
+#pragma nounroll
+    for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
+        __u64 w = LOAD_ONCE(&fw[i]);
+        *diff |= w ^ mkw[i];
+        fcheck += w * AFXDP_FP_HASH_MUL(i);
+    }
+#pragma nounroll
+    for (int i = AFXDP_FP_KEY_WORDS; i < AFXDP_FP_FLOW_WORDS; i++) {
+        __u64 w = LOAD_ONCE(&fw[i]);
+        tail[i - AFXDP_FP_KEY_WORDS] = w;
+        fcheck += w * AFXDP_FP_HASH_MUL(i);
+    }
+    return fcheck;
+}
+
 /* The flow whose mask and masked key the packet's key meets first, in
  * slot order: its action into the cache entry 'e', emptied first, whose
  * key holds each masked key meanwhile (on the stack it would take the
@@ -91,38 +134,15 @@ lookup_masks(const struct afxdp_flow_key *key,
         if (!use.in_use) {
             continue;
         }
-        __u64 mcheck = AFXDP_FP_CHECK_SEED
-                       + use.word * AFXDP_FP_HASH_MUL(AFXDP_FP_KEY_WORDS);
-#pragma unroll
-        for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
-            __u64 w = LOAD_ONCE(&mw[i]);
-            mkw[i] = k[i] & w;
-            mcheck += w * AFXDP_FP_HASH_MUL(i);
-        }
+        __u64 mcheck = mask_key(k, mw, use.word, mkw);
         fk.mask_slot = slot;
         fk.hash = afxdp_fp_key_hash(&e->key);
         const struct afxdp_fp_flow *f = bpf_map_lookup_elem(&fp_flows, &fk);
         if (!f) {
             continue;
         }
-        const __u64 *fw = (const __u64 *) f;
-        __u64 fcheck = AFXDP_FP_CHECK_SEED, diff = 0;
-        /* Loops, not unrolled: unrolled, the seventeen words' products spill
-         * and clang 19 takes the program past the kernel's 512 bytes of
-         * stack (424 so, with clang 14 312).  Only a packet the slots
-         * answer, not in the cache, runs them. */
-#pragma nounroll
-        for (int i = 0; i < AFXDP_FP_KEY_WORDS; i++) {
-            __u64 w = LOAD_ONCE(&fw[i]);
-            diff |= w ^ mkw[i];
-            fcheck += w * AFXDP_FP_HASH_MUL(i);
-        }
-#pragma nounroll
-        for (int i = AFXDP_FP_KEY_WORDS; i < AFXDP_FP_FLOW_WORDS; i++) {
-            __u64 w = LOAD_ONCE(&fw[i]);
-            tail[i - AFXDP_FP_KEY_WORDS] = w;
-            fcheck += w * AFXDP_FP_HASH_MUL(i);
-        }
+        __u64 diff = 0;
+        __u64 fcheck = read_flow(f, mkw, tail, &diff);
         if (afxdp_fp_check_mix(fcheck) != LOAD_ONCE(&f->check)
             || afxdp_fp_check_mix(mcheck) != LOAD_ONCE(&m->check)) {
             return CHANGING;
