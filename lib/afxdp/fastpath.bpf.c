@@ -31,6 +31,19 @@
 #include "bpf/rewrite.h"
 #include "bpf/socket.h"
 
+/* The tag the driver stripped, if it says it did (the RX VLAN hint). */
+static __always_inline void
+read_stripped_tag(struct xdp_md *ctx, struct stripped_tag *tag)
+{
+    __be16 proto = 0;
+    __u16 tci = 0;
+    if (!bpf_xdp_metadata_rx_vlan_tag(ctx, &proto, &tci)) {
+        tag->present = 1;
+        tag->tpid = proto;
+        tag->tci = bpf_htons(tci);
+    }
+}
+
 /* The fast path; 'hinted' is constant in each of the two programs. */
 static __always_inline int
 fast_path(struct xdp_md *ctx, const int hinted)
@@ -42,13 +55,7 @@ fast_path(struct xdp_md *ctx, const int hinted)
     struct stripped_tag tag = {0, 0, 0};
 
     if (hinted && (fp_hints & AFXDP_FP_HINT_VLAN)) {
-        __be16 proto = 0;
-        __u16 tci = 0;
-        if (!bpf_xdp_metadata_rx_vlan_tag(ctx, &proto, &tci)) {
-            tag.present = 1;
-            tag.tpid = proto;
-            tag.tci = bpf_htons(tci);
-        }
+        read_stripped_tag(ctx, &tag);
     }
     __u32 zero = 0;
     const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
