@@ -20,10 +20,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/if_xdp.h>
 #include <net/if.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/ioctl.h>
 
 #include "afxdp.h"
@@ -34,10 +32,8 @@
 #include "connectivity.h"
 #include "coverage.h"
 #include "dp-packet.h"
-#include "fatal-signal.h"
 #include "netnsid.h"
 #include "openvswitch/dynamic-string.h"
-#include "openvswitch/hmap.h"
 #include "openvswitch/thread.h"
 #include "openvswitch/vlog.h"
 #include "ovs-numa.h"
@@ -75,38 +71,6 @@ struct netdev_afxdp_tx_lock {
         struct ovs_spin lock;
     );
 };
-
-/* The core's port (afxdp-port.h) of each of our netdevs. */
-struct afxdp_netdev {
-    struct hmap_node node;          /* In 'afxdp_netdevs', by netdev. */
-    const struct netdev *netdev;
-    struct afxdp_port *port;        /* From construct to destruct. */
-};
-
-/* A leaf: held only to find or change an entry. */
-static struct ovs_mutex afxdp_netdevs_mutex = OVS_MUTEX_INITIALIZER;
-static struct hmap afxdp_netdevs OVS_GUARDED_BY(afxdp_netdevs_mutex)
-    = HMAP_INITIALIZER(&afxdp_netdevs);
-
-/* The core's port of 'netdev', NULL if it is not one of ours.  It lives
- * as long as the netdev, which the caller holds. */
-static struct afxdp_port *
-afxdp_port_of(const struct netdev *netdev)
-{
-    struct afxdp_port *port = NULL;
-    struct afxdp_netdev *n;
-
-    ovs_mutex_lock(&afxdp_netdevs_mutex);
-    HMAP_FOR_EACH_WITH_HASH (n, node, hash_pointer(netdev, 0),
-                             &afxdp_netdevs) {
-        if (n->netdev == netdev) {
-            port = n->port;
-            break;
-        }
-    }
-    ovs_mutex_unlock(&afxdp_netdevs_mutex);
-    return port;
-}
 
 static void
 core_log(enum afxdp_log_level level, const char *msg)
@@ -177,7 +141,7 @@ netdev_afxdp_set_config(struct netdev *netdev, const struct smap *args,
 
     /* Before our lock: netdev-linux takes dev->mutex for it. */
     afxdp_namespace_is_ours(netdev);
-    error = afxdp_port_set_options(afxdp_port_of(netdev), afxdp_smap_lookup,
+    error = afxdp_port_set_options(afxdp_port_find(netdev), afxdp_smap_lookup,
                                    args, netdev_get_ifindex(netdev), err,
                                    sizeof err);
     if (error) {
@@ -199,7 +163,7 @@ netdev_afxdp_get_config(const struct netdev *netdev, struct smap *args)
     /* The keys OVS's C port reported up to 3.6, on every version: the
      * option is still ours where upstream removed it. */
     smap_add_format(args, "n_rxq", "%d", netdev_n_rxq(netdev));
-    afxdp_port_get_config(afxdp_port_of(netdev), afxdp_smap_add, args);
+    afxdp_port_get_config(afxdp_port_find(netdev), afxdp_smap_add, args);
     return 0;
 }
 
@@ -222,7 +186,7 @@ netdev_afxdp_get_status(const struct netdev *netdev, struct smap *smap)
      * upstream did.  Its error (the interface is gone) is not ours: the
      * status must still say why the port is down. */
     netdev_linux_get_status(netdev, smap);
-    afxdp_port_status(afxdp_port_of(netdev), afxdp_offload_off(),
+    afxdp_port_status(afxdp_port_find(netdev), afxdp_offload_off(),
                       afxdp_smap_add, smap);
     return 0;
 }
@@ -283,7 +247,7 @@ int
 netdev_afxdp_reconfigure(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
-    struct afxdp_port *port = afxdp_port_of(netdev);
+    struct afxdp_port *port = afxdp_port_find(netdev);
     bool offload = netdev_offload_afxdp_enabled(NULL);
     /* Before our lock: netdev-linux takes dev->mutex for both (an
      * error-checking mutex: taking it twice aborts). */
@@ -346,7 +310,6 @@ netdev_afxdp_construct(struct netdev *netdev)
         .reconfigure = afxdp_port_reconfigure,
     };
     struct netdev_linux *dev = netdev_linux_cast(netdev);
-    struct afxdp_netdev *n;
     int error;
 
     /* OVS 3.3 dropped the class's .init: the first port does it. */
@@ -365,15 +328,11 @@ netdev_afxdp_construct(struct netdev *netdev)
     dev->xsks = NULL;
     dev->tx_locks = NULL;
 
-    n = xzalloc(sizeof *n);
-    n->netdev = netdev;
-    n->port = afxdp_port_create(netdev_get_name(netdev), &hooks, netdev);
-    if (!n->port) {
+    /* The core's port (afxdp-port.h) of the netdev, found by it
+     * (afxdp_port_find()) as long as it lives. */
+    if (!afxdp_port_create(netdev_get_name(netdev), &hooks, netdev)) {
         out_of_memory();
     }
-    ovs_mutex_lock(&afxdp_netdevs_mutex);
-    hmap_insert(&afxdp_netdevs, &n->node, hash_pointer(netdev, 0));
-    ovs_mutex_unlock(&afxdp_netdevs_mutex);
 
     netdev_request_reconfigure(netdev);
     return 0;
@@ -384,24 +343,10 @@ netdev_afxdp_destruct(struct netdev *netdev)
 {
     struct netdev_linux *dev = netdev_linux_cast(netdev);
     int ifindex = netdev_get_ifindex(netdev);
-    struct afxdp_netdev *n;
-
-    ovs_mutex_lock(&afxdp_netdevs_mutex);
-    HMAP_FOR_EACH_WITH_HASH (n, node, hash_pointer(netdev, 0),
-                             &afxdp_netdevs) {
-        if (n->netdev == netdev) {
-            hmap_remove(&afxdp_netdevs, &n->node);
-            break;
-        }
-    }
-    ovs_mutex_unlock(&afxdp_netdevs_mutex);
 
     ovs_mutex_lock(&dev->mutex);
     afxdp_xsks_free(dev);
-    if (n) {
-        afxdp_port_destroy(n->port, ifindex);
-        free(n);
-    }
+    afxdp_port_destroy(afxdp_port_find(netdev), ifindex);
     ovs_mutex_unlock(&dev->mutex);
     ovs_mutex_destroy(&dev->mutex);
 }
@@ -619,7 +564,7 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
      * here, say it once, and make the bridge refresh the status. */
     afxdp_namespace_is_ours(netdev);
     int ifindex = netdev_get_ifindex(netdev);
-    afxdp_port_prog_lost(afxdp_port_of(netdev), ifindex);
+    afxdp_port_prog_lost(afxdp_port_find(netdev), ifindex);
 
     ovs_mutex_lock(&dev->mutex);
     error = get_stats_via_netlink(netdev, &dev_stats);
@@ -630,7 +575,7 @@ netdev_afxdp_get_stats(const struct netdev *netdev, struct netdev_stats *stats)
         /* The kernel counts what reached the device and what left it;
          * the core what it could not send. */
         *stats = dev_stats;
-        stats->tx_dropped += afxdp_port_tx_dropped(afxdp_port_of(netdev));
+        stats->tx_dropped += afxdp_port_tx_dropped(afxdp_port_find(netdev));
     }
     ovs_mutex_unlock(&dev->mutex);
     return error;
@@ -667,7 +612,7 @@ netdev_afxdp_get_custom_stats(const struct netdev *netdev,
 
     custom_stats->size = 0;
     custom_stats->counters = xcalloc(cs.room, sizeof *custom_stats->counters);
-    afxdp_port_counters(afxdp_port_of(netdev), afxdp_custom_stat, &cs);
+    afxdp_port_counters(afxdp_port_find(netdev), afxdp_custom_stat, &cs);
     return 0;
 }
 
@@ -691,7 +636,7 @@ netdev_afxdp_datapath_released(struct netdev *netdev)
 
     ovs_mutex_lock(&dev->mutex);
     afxdp_xsks_free(dev);
-    was_open = afxdp_port_close(afxdp_port_of(netdev));
+    was_open = afxdp_port_close(afxdp_port_find(netdev));
     ovs_mutex_unlock(&dev->mutex);
     if (was_open) {
         /* Should a datapath take it again, it opens again. */
@@ -702,7 +647,7 @@ netdev_afxdp_datapath_released(struct netdev *netdev)
 void
 netdev_afxdp_offload_changed(struct netdev *netdev)
 {
-    if (afxdp_port_offload_differs(afxdp_port_of(netdev),
+    if (afxdp_port_offload_differs(afxdp_port_find(netdev),
                                    netdev_offload_afxdp_enabled(NULL))) {
         netdev_request_reconfigure(netdev);
     }
@@ -711,7 +656,7 @@ netdev_afxdp_offload_changed(struct netdev *netdev)
 struct afxdp_flows *
 netdev_afxdp_flows(const struct netdev *netdev)
 {
-    struct afxdp_port *port = afxdp_port_of(netdev);
+    struct afxdp_port *port = afxdp_port_find(netdev);
 
     return port ? afxdp_port_flows(port) : NULL;
 }
@@ -729,7 +674,6 @@ netdev_afxdp_status_changed(const struct netdev *netdev)
     netdev_change_seq_changed(netdev);
     seq_change(connectivity_seq_get());
 }
-
 
 /* ------------------------------------------------------------------ */
 /* ovs-appctl afxdp/show [PORT].                                      */

@@ -29,13 +29,18 @@ struct afxdp_port_hooks {
                                           * (afxdp_port_open()). */
 };
 
-/* A port named 'name' (its interface's), with the default options. */
+/* A port named 'name' (its interface's), with the default options; 'aux'
+ * is the embedder's object it belongs to (one port each). */
 struct afxdp_port *afxdp_port_create(const char *name,
                                      const struct afxdp_port_hooks *,
                                      void *aux) AFXDP_NOEXCEPT;
 /* Closes it, forgets its flows, and takes its interface 'ifindex' out of
  * every other port's redirects. */
 void afxdp_port_destroy(struct afxdp_port *, int ifindex) AFXDP_NOEXCEPT;
+/* The port created for 'aux', NULL if none (not one of ours, or
+ * destroyed).  Takes only a leaf lock: safe from any thread, and from
+ * the hooks. */
+struct afxdp_port *afxdp_port_find(const void *aux) AFXDP_NOEXCEPT;
 
 /* The options of OVS's set_config, read with 'lookup', for the port whose
  * interface now has index 'ifindex' (a negative errno if none).  Taken:

@@ -418,7 +418,8 @@ int
 FastPath::remove(const FlowTable::Entry &old, uint32_t keep_slot) noexcept
 {
     int err = delete_flow(old.mask_slot, old.flow.key);
-    if (!err && old.mask_slot != keep_slot && !s_.table.mask_at(old.mask_slot)) {
+    if (!err && old.mask_slot != keep_slot
+        && !s_.table.mask_at(old.mask_slot)) {
         err = write_mask(old.mask_slot, nullptr);
     }
     return err;

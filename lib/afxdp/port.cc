@@ -9,6 +9,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "log.hh"
@@ -46,6 +47,22 @@ ports()
 {
     static std::vector<afxdp_port *> v;
     return v;
+}
+
+// Each port by its embedder's object, under a leaf lock of its own: the
+// lookup of every call must not wait for a port's open.
+std::mutex &
+by_aux_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+
+std::unordered_map<const void *, afxdp_port *> &
+by_aux()
+{
+    static std::unordered_map<const void *, afxdp_port *> m;
+    return m;
 }
 
 void
@@ -172,14 +189,39 @@ afxdp_port_create(const char *name, const struct afxdp_port_hooks *hooks,
         delete p;
         return nullptr;
     }
+    {
+        std::lock_guard<std::mutex> g(by_aux_mutex());
+        if (!by_aux().emplace(aux, p).second) {
+            afxdp::log(AFXDP_LOG_ERR, "%s: a second port for one object",
+                       name);
+            afxdp_flows_destroy(p->flows);
+            delete p;
+            return nullptr;
+        }
+    }
     std::lock_guard<std::mutex> g(ports_mutex());
     ports().push_back(p);
     return p;
 }
 
+struct afxdp_port *
+afxdp_port_find(const void *aux) noexcept
+{
+    std::lock_guard<std::mutex> g(by_aux_mutex());
+    auto it = by_aux().find(aux);
+    return it == by_aux().end() ? nullptr : it->second;
+}
+
 void
 afxdp_port_destroy(struct afxdp_port *p, int ifindex) noexcept
 {
+    if (!p) {
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> g(by_aux_mutex());
+        by_aux().erase(p->aux);
+    }
     {
         std::lock_guard<std::mutex> g(ports_mutex());
         close_locked(p);

@@ -226,3 +226,41 @@ TEST_F(Port, PortsSharingAUmemAreToldOfEachOtherAndShown)
     EXPECT_TRUE(afxdp_port_close(b));
     EXPECT_EQ(a_asked.status_changed, 1) << "b left the UMEM";
 }
+
+// The shim finds a netdev's port by the netdev on every call, from any
+// thread, and from the hooks, which run under the ports' lock: the
+// lookup takes only a lock of its own.
+TEST_F(Port, APortIsFoundByItsOwnerAlsoFromItsHooks)
+{
+    struct Owner {
+        afxdp_port *found_in_hook = nullptr;
+        int calls = 0;
+    } owner, stranger;
+    static const afxdp_port_hooks hooks = {
+        [](void *aux) {
+            auto *o = static_cast<Owner *>(aux);
+            o->found_in_hook = afxdp_port_find(aux);
+            o->calls++;
+        },
+        nullptr,
+    };
+    afxdp_port *p = afxdp_port_create(net_.a(), &hooks, &owner);
+    ASSERT_TRUE(p);
+    ports_.emplace_back(p, ifindex(net_.a()));
+    EXPECT_EQ(afxdp_port_find(&owner), p);
+    EXPECT_EQ(afxdp_port_find(&stranger), nullptr);
+
+    allow_log("a second port for one object");
+    EXPECT_EQ(afxdp_port_create(net_.b(), &hooks, &owner), nullptr);
+    EXPECT_EQ(afxdp_port_find(&owner), p) << "the first one stays";
+
+    ASSERT_EQ(set(p, net_.a(), {}), 0);
+    ASSERT_EQ(open(p, net_.a()), 0);
+    EXPECT_GT(owner.calls, 0) << "an open changes the status";
+    EXPECT_EQ(owner.found_in_hook, p);
+
+    ports_.clear();
+    afxdp_port_destroy(p, ifindex(net_.a()));
+    EXPECT_EQ(afxdp_port_find(&owner), nullptr);
+    afxdp_port_destroy(nullptr, 0);   // As the shim may, for no port.
+}
