@@ -12,7 +12,9 @@
 //       bypassing the qdisc), slower: each frame then reaches a veth peer
 //       as a socket buffer, as from any sender through the stack, and not
 //       as an XDP frame.  veth gives XDP programs an RX hash for those
-//       only.
+//       only.  A kernel that refuses live frames (some builds answer
+//       EPERM even to root) gets the packet socket too, and a line on
+//       stderr saying so.
 //       Prints "sent PACKETS SECONDS MPPS".
 //
 //   ovs-afxdp-pktgen sink IFNAME SECONDS
@@ -176,6 +178,9 @@ parse_mac(const char *s, uint8_t mac[6])
     return true;
 }
 
+// What gen() returns when the kernel will not run live frames at all.
+constexpr int kLiveFramesRefused = -1;
+
 int
 gen(const char *ifname, double seconds, size_t size, unsigned flows,
     const uint8_t dst_mac[6])
@@ -255,6 +260,17 @@ gen(const char *ifname, double seconds, size_t size, unsigned flows,
                     .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
                     .batch_size = 64);
         int err = bpf_prog_test_run_opts(prog, &opts);
+        if (err && !sent && (err == -EPERM || err == -EOPNOTSUPP)) {
+            std::fprintf(stderr, "ovs-afxdp-pktgen: this kernel refuses "
+                         "BPF_PROG_RUN with live frames (%s): sending "
+                         "through a packet socket (--skb) instead\n",
+                         std::strerror(-err));
+            close(prog);
+            if (map >= 0) {
+                close(map);
+            }
+            return kLiveFramesRefused;
+        }
         if (err) {
             return fail("BPF_PROG_RUN with live frames", err);
         }
@@ -740,6 +756,7 @@ main(int argc, char **argv)
     }
     // Our frames are 'size' bytes on the wire including a 4-byte FCS.
     size_t len = size >= 64 ? size - 4 : 60;
-    return skb ? gen_skb(ifname, seconds, len, flows, mac)
-               : gen(ifname, seconds, len, flows, mac);
+    int r = skb ? kLiveFramesRefused : gen(ifname, seconds, len, flows, mac);
+    return r == kLiveFramesRefused ? gen_skb(ifname, seconds, len, flows, mac)
+                                   : r;
 }
