@@ -209,6 +209,10 @@ int afxdp_fast_path_parse(const void *packet, size_t len,
     AFXDP_FP_COUNTER(ip_unparsed,                                         \
                      "hits whose flow sets IP fields, of a packet whose IP " \
                      "header OVS's parser takes as none, to OVS")           \
+    AFXDP_FP_COUNTER(csum_partial,                                        \
+                     "redirect hits whose TCP or UDP checksum a sender on " \
+                     "this host left for its device to finish, to OVS "     \
+                     "(which finishes it)")                                 \
     AFXDP_FP_COUNTER(redirect_lost,                                       \
                      "redirected frames the target's driver refused, lost " \
                      "(the target then taken out of XDP)")                  \

@@ -306,6 +306,10 @@ struct afxdp_dev_info {
     bool rx_vlan;                    /* A VLAN tag the driver stripped is
                                       * put back into the frame. */
     const char *rx_vlan_reason;      /* Why not, if not; "" if so. */
+    bool rx_csum_finish;             /* TCP and UDP checksums that a sender
+                                      * on this host left for the device
+                                      * to finish are finished (a veth or
+                                      * tap: rx_csum_finished counts them). */
 };
 void afxdp_dev_get_info(const struct afxdp_dev *, struct afxdp_dev_info *)
     AFXDP_NOEXCEPT;
@@ -456,6 +460,11 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
      * looks them up in full (they might otherwise run another flow's      \
      * actions, one that took the mark meanwhile). */                      \
     AFXDP_STAT(rx_flow_marks_stale)                                         \
+    /* Of rx_packets, TCP and UDP packets whose checksum a sender on this   \
+     * host left for the device to finish (TX checksum offload, Linux's    \
+     * default on veth and tap), finished by us (afxdp_dev_info's           \
+     * rx_csum_finish). */                                                  \
+    AFXDP_STAT(rx_csum_finished)                                            \
     /* poll() calls made because the fill ring's need_wakeup flag was set   \
      * and the RX ring was empty. */                                        \
     AFXDP_STAT(rx_wakeups)                                                  \

@@ -14,6 +14,7 @@
 
 #include "hints.hh"
 #include "log.hh"
+#include "netdev_nl.hh"
 
 using afxdp::Result;
 
@@ -290,6 +291,7 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode) noexcept
         qc.in_place_copy_mode = cfg.port.sharing == AFXDP_SHARE_IN_PLACE;
         qc.coalesce_kicks = cfg.port.coalesce_tx_kicks;
         qc.busy_polled = cfg.busy_polled;
+        qc.csum_finish = csum_finish_;
         qc.ring_size = ring_size_;
         qc.pool = pool_.get();
         qc.memlock_charged = !afxdp::compat::have_capability(CAP_IPC_LOCK);
@@ -453,6 +455,8 @@ afxdp_dev::open(const afxdp_dev_config &cfg) noexcept
     // A packet longer than one frame needs multi-buffer: an MTU above
     // that rules out every mode where it does not work.
     d->mtu_ = interface_mtu(cfg.ifname);
+    d->csum_finish_ = afxdp::local_senders_may_leave_csums(
+        int(if_nametoindex(cfg.ifname)));
     auto prog = afxdp::XskProgram::load(AFXDP_MAX_QUEUES);
     if (!prog.ok()) {
         return R::failure(afxdp::fail(prog.error(), "%s: loading the XDP "
@@ -521,6 +525,7 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->rx_hash_reason = out->rx_hash ? "" : hash_why_;
     out->rx_vlan = hints & afxdp::kHintVlan;
     out->rx_vlan_reason = out->rx_vlan ? "" : vlan_why_;
+    out->rx_csum_finish = csum_finish_;
 }
 
 bool

@@ -167,6 +167,8 @@ private:
     bool coalesce_requested_ = false;
     unsigned ring_size_ = 0;
     unsigned mtu_ = 0;              // The interface's, at open.
+    bool csum_finish_ = false;      // Its queues finish partial checksums
+                                    // (a veth or tap: l4csum.hh).
     unsigned n_frames_ = 0;
     // Why sharing was asked and is not so.
     char share_reason_[afxdp::kWhyLen] = "";

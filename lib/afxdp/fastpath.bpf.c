@@ -28,6 +28,7 @@
 #include "bpf/lookup.h"
 #include "bpf/maps.h"
 #include "bpf/parse.h"
+#include "bpf/partial.h"
 #include "bpf/rewrite.h"
 #include "bpf/socket.h"
 
@@ -112,10 +113,15 @@ fast_path(struct xdp_md *ctx, const int hinted)
          * stripped. */
         const __u32 l3 = key.vlan_tci && !tag.present ? TAGGED_HLEN
                                                       : ETH_HLEN;
+        const int ipv6 = key.dl_type == bpf_htons(ETH_P_IPV6);
+        if (parsed == PARSED_IP
+            && l4_csum_partial((__u8 *) data + l3, end, ipv6)) {
+            count(AFXDP_FP_csum_partial);
+            return to_socket(ctx, hinted, &tag, &key, 0, 0);
+        }
         if ((tag.present || a->vlan_op || a->set_eth || a->set_ip
              || a->set_l4)
-            && fp_rewrite(ctx, a, &tag, l3,
-                          key.dl_type == bpf_htons(ETH_P_IPV6))) {
+            && fp_rewrite(ctx, a, &tag, l3, ipv6)) {
             count(AFXDP_FP_rewrite_failed);
             return to_socket(ctx, hinted, &tag, &key, 0, 0);
         }

@@ -176,6 +176,7 @@ genl_query(int fd, uint16_t family, uint8_t cmd, uint16_t attr,
 struct Link {
     bool up = false;
     bool veth = false;
+    bool tun = false;          // A tun or tap device.
     bool xdp_native = false;   // An XDP program attached in native mode.
     int peer = 0;              // A veth's peer (IFLA_LINK), or 0.
     int peer_nsid = -1;        // Its namespace's id, if not this one.
@@ -232,6 +233,8 @@ rtnl_link(int ifindex, int nsid, Link *out) noexcept
                                        IFLA_INFO_KIND);
         out->veth = kind && !std::strncmp(attr_data(kind), "veth",
                                           kind->nla_len - NLA_HDRLEN);
+        out->tun = kind && !std::strncmp(attr_data(kind), "tun",
+                                         kind->nla_len - NLA_HDRLEN);
     }
     if ((a = find_attr(p, end, IFLA_XDP))) {
         uint8_t mode = attr_get<uint8_t>(
@@ -613,6 +616,13 @@ check_xdp_target(int ifindex, const char *name) noexcept
 {
     Failure f = name ? check_interface_is(ifindex, name) : Failure{};
     return f ? f : check_xdp_redirect_target(ifindex);
+}
+
+bool
+local_senders_may_leave_csums(int ifindex) noexcept
+{
+    Link dev;
+    return !rtnl_link(ifindex, -1, &dev) && (dev.veth || dev.tun);
 }
 
 }  // namespace afxdp

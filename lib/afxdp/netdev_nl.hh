@@ -57,6 +57,13 @@ Failure check_xdp_target(int ifindex, const char *name) noexcept;
 // the kernel cannot say, so -EOPNOTSUPP.
 Failure check_veth_peer_takes_xdp(int ifindex) noexcept;
 
+// Whether packets that interface 'ifindex' receives may come from a
+// sender on this host with their TCP or UDP checksum left for the device
+// to finish (l4csum.hh): a veth (its peer's stack) or a tap (a VM's or
+// a program's writes).  Not a physical NIC: what arrives from the wire
+// is finished.
+bool local_senders_may_leave_csums(int ifindex) noexcept;
+
 }  // namespace afxdp
 
 #endif  // AFXDP_NETDEV_NL_HH

@@ -93,6 +93,7 @@ afxdp_queue::create(const QueueConfig &cfg) noexcept
 
     q->busy_polled_ = cfg.busy_polled;
     q->rx_meta_ = cfg.rx_meta;
+    q->csum_finish_ = cfg.csum_finish;
     q->marks_ = cfg.marks;
     q->setup_coalescing(cfg);
 

@@ -45,6 +45,8 @@ struct QueueConfig {
                               // a mark in front of a packet is not taken.
     bool rx_meta;             // Our program puts an RxMeta (hints.hh) in
                               // front of each packet.
+    bool csum_finish;         // Finish TCP and UDP checksums a sender on
+                              // this host left partial (l4csum.hh).
     unsigned ring_size;
     afxdp_pool *pool;         // The frames, possibly shared with queues of
                               // other devices; registered as this socket's
@@ -128,6 +130,7 @@ private:
     void refill(unsigned *events) noexcept;
     // Hands on the hints our program left in front of the 'n' entries.
     void read_meta(afxdp_rx_frame *, uint32_t n) noexcept;
+    void finish_csums(afxdp_rx_frame *, uint32_t n) noexcept;
     void rx_wakeup_if_needed(unsigned *events, int *error) noexcept;
     uint32_t whole_packets(uint32_t *first, uint32_t n, uint32_t max)
         noexcept;
@@ -203,6 +206,7 @@ private:
     bool filled_ = false;            // The fill ring was filled once.
     bool busy_polled_ = false;       // QueueConfig::busy_polled.
     bool rx_meta_ = false;           // QueueConfig::rx_meta.
+    bool csum_finish_ = false;       // QueueConfig::csum_finish.
     std::shared_ptr<const afxdp::FlowMarks> marks_;  // QueueConfig::marks.
     uint32_t in_kernel_rx_ = 0;      // Frames in the fill or RX ring.
     uint32_t in_kernel_tx_ = 0;      // Frames in the TX or completion ring.

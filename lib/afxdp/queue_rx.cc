@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include "hints.hh"
+#include "l4csum.hh"
 
 using namespace afxdp;
 
@@ -183,6 +184,38 @@ afxdp_queue::drop_rx_frames(uint32_t first, uint32_t n) noexcept
     return k;
 }
 
+// The TCP and UDP checksums of the packets in 'out' that a sender on this
+// host left partial, finished (l4csum.hh), the bytes of a packet of
+// several frames taken where they lie.
+void
+afxdp_queue::finish_csums(afxdp_rx_frame *out, uint32_t n) noexcept
+{
+    constexpr uint32_t kMaxParts = 32;
+    for (uint32_t i = 0; i < n;) {
+        const uint32_t k = out[i].n_frames ? out[i].n_frames : 1;
+        bool done = false;
+        if (k == 1) {
+            done = afxdp::finish_partial_l4_csum(
+                static_cast<uint8_t *>(out[i].data), out[i].len);
+        } else if (k <= kMaxParts && i + k <= n) {
+            // The head's 'len' is the whole packet's; each continuing
+            // entry's, its own frame's part.
+            afxdp::PacketPart parts[kMaxParts];
+            size_t rest = 0;
+            for (uint32_t j = 1; j < k; j++) {
+                parts[j] = {static_cast<uint8_t *>(out[i + j].data),
+                            out[i + j].len};
+                rest += out[i + j].len;
+            }
+            parts[0] = {static_cast<uint8_t *>(out[i].data),
+                        out[i].len - rest};
+            done = afxdp::finish_partial_l4_csum(parts, k);
+        }
+        stats_.rx_csum_finished += done;
+        i += k;
+    }
+}
+
 size_t
 afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
                   unsigned *events, int *error) noexcept
@@ -249,6 +282,9 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     in_kernel_rx_ -= n;
     if (rx_meta_) {
         read_meta(out, n);
+    }
+    if (csum_finish_) {
+        finish_csums(out, n);
     }
     if (kFrameDebug) {
         for (uint32_t i = 0; i < n; i++) {

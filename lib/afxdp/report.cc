@@ -94,6 +94,7 @@ struct Facts {
     KEY("rx_hash_reason", f.i.rx_hash_reason[0], str(f.i.rx_hash_reason))   \
     KEY("rx_vlan", true, tf(f.i.rx_vlan))                                   \
     KEY("rx_vlan_reason", f.i.rx_vlan_reason[0], str(f.i.rx_vlan_reason))   \
+    KEY("rx_csum_finish", true, tf(f.i.rx_csum_finish))                     \
     KEY("xdp_prog_id", true, num(f.i.prog_id))                              \
     KEY("xdp_prog_attached", true, tf(f.i.prog_attached))                   \
     KEY("xdp_fast_path", true, tf(f.fp.active))                             \

@@ -99,6 +99,7 @@ TEST_F(Report, TheStatusHasItsKeysInOrderAndReasonsOnlyWhereThereAreSome)
     if (info.rx_vlan_reason[0]) {
         want.push_back("rx_vlan_reason");
     }
+    want.push_back("rx_csum_finish");
     for (const char *k : {"xdp_prog_id", "xdp_prog_attached", "xdp_fast_path",
                           "xdp_fast_path_reason"}) {
         want.push_back(k);
