@@ -29,6 +29,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "preload.h"
+
 #ifndef AF_XDP
 #define AF_XDP 44
 #endif
@@ -64,11 +66,7 @@ fault_is(const char *what)
 int
 socket(int domain, int type, int protocol)
 {
-    static int (*real_socket)(int, int, int);
-
-    if (!real_socket) {
-        real_socket = (int (*)(int, int, int)) dlsym(RTLD_NEXT, "socket");
-    }
+    PRELOAD_NEXT(socket);
     if (domain == AF_XDP && fault_is("socket")) {
         errno = EMFILE;
         return -1;
@@ -96,12 +94,7 @@ int
 setsockopt(int fd, int level, int optname, const void *optval,
            socklen_t optlen)
 {
-    static int (*real_setsockopt)(int, int, int, const void *, socklen_t);
-
-    if (!real_setsockopt) {
-        real_setsockopt = (int (*)(int, int, int, const void *, socklen_t))
-                          dlsym(RTLD_NEXT, "setsockopt");
-    }
+    PRELOAD_NEXT(setsockopt);
     if (level == SOL_XDP && optname == XDP_UMEM_REG) {
         unsigned long long addr = optval
             ? ((const struct xdp_umem_reg *) optval)->addr : 0;
@@ -128,11 +121,7 @@ setsockopt(int fd, int level, int optname, const void *optval,
 int
 close(int fd)
 {
-    static int (*real_close)(int);
-
-    if (!real_close) {
-        real_close = (int (*)(int)) dlsym(RTLD_NEXT, "close");
-    }
+    PRELOAD_NEXT(close);
     if (fd >= 0 && fd < MAX_FDS) {
         registered[fd] = 0;
     }
@@ -142,12 +131,7 @@ close(int fd)
 int
 bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
-    static int (*real_bind)(int, const struct sockaddr *, socklen_t);
-
-    if (!real_bind) {
-        real_bind = (int (*)(int, const struct sockaddr *, socklen_t))
-                    dlsym(RTLD_NEXT, "bind");
-    }
+    PRELOAD_NEXT(bind);
     if (addr && addr->sa_family == AF_XDP && fault_is("bind")) {
         errno = ENOMEM;
         return -1;

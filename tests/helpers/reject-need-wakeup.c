@@ -12,15 +12,12 @@
 #include <linux/if_xdp.h>
 #include <sys/socket.h>
 
+#include "preload.h"
+
 int
 bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
-    static int (*real_bind)(int, const struct sockaddr *, socklen_t);
-
-    if (!real_bind) {
-        real_bind = (int (*)(int, const struct sockaddr *, socklen_t))
-                    dlsym(RTLD_NEXT, "bind");
-    }
+    PRELOAD_NEXT(bind);
     if (addr && addr->sa_family == AF_XDP
         && len >= sizeof(struct sockaddr_xdp)) {
         const struct sockaddr_xdp *sxdp = (const struct sockaddr_xdp *) addr;
