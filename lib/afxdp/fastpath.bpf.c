@@ -45,6 +45,56 @@ read_stripped_tag(struct xdp_md *ctx, struct stripped_tag *tag)
     }
 }
 
+/* A hit of a flow that redirects: the redirect, with the flow's rewrites,
+ * or to OVS untouched where XDP may not.  The packet is 'len' bytes from
+ * 'data' ('end': its first buffer's end), 'ovs_len' as OVS counts it. */
+static __always_inline int
+redirect(struct xdp_md *ctx, const int hinted, const void *data,
+         const void *end, const struct afxdp_fp_config *cfg,
+         const struct afxdp_fp_action *a, struct stripped_tag *tag,
+         struct afxdp_flow_key *key, int parsed, __u32 len, __u32 ovs_len)
+{
+    /* A packet the target may not take goes to OVS untouched: one not
+     * in fp_ports, or of several buffers (not every driver transmits
+     * those).  The redirect itself happens after we return. */
+    if (len != (__u32) (end - data)) {
+        count(AFXDP_FP_multi_buffer);
+        return to_socket(ctx, hinted, tag, key, 0, 0);
+    }
+    if (target_failing(cfg, a->ifindex)
+        || bpf_redirect_map(&fp_ports, a->ifindex, XDP_PASS)
+           != XDP_REDIRECT) {
+        count(AFXDP_FP_redirect_failed);
+        return to_socket(ctx, hinted, tag, key, 0, 0);
+    }
+    /* OVS writes the IP fields where the header would be in any
+     * packet, which the match said has one: one it takes for none
+     * (too short, a wrong length) is left to it. */
+    if ((a->set_ip || a->set_l4) && parsed != PARSED_IP) {
+        count(AFXDP_FP_ip_unparsed);
+        return to_socket(ctx, hinted, tag, key, 0, 0);
+    }
+    /* The IP header follows a tag in the frame, not one the driver
+     * stripped. */
+    const __u32 l3 = key->vlan_tci && !tag->present ? TAGGED_HLEN
+                                                    : ETH_HLEN;
+    const int ipv6 = key->dl_type == bpf_htons(ETH_P_IPV6);
+    if (parsed == PARSED_IP
+        && l4_csum_partial((__u8 *) data + l3, end, ipv6)) {
+        count(AFXDP_FP_csum_partial);
+        return to_socket(ctx, hinted, tag, key, 0, 0);
+    }
+    if ((tag->present || a->vlan_op || a->set_eth || a->set_ip
+         || a->set_l4)
+        && fp_rewrite(ctx, a, tag, l3, ipv6)) {
+        count(AFXDP_FP_rewrite_failed);
+        return to_socket(ctx, hinted, tag, key, 0, 0);
+    }
+    count_hit(a, ovs_len, key->tcp_flags);
+    count(AFXDP_FP_redirected);
+    return XDP_REDIRECT;
+}
+
 /* The fast path; 'hinted' is constant in each of the two programs. */
 static __always_inline int
 fast_path(struct xdp_md *ctx, const int hinted)
@@ -89,45 +139,8 @@ fast_path(struct xdp_md *ctx, const int hinted)
         return XDP_DROP;
     }
     if (a->verdict == AFXDP_FP_REDIRECT) {
-        /* A packet the target may not take goes to OVS untouched: one not
-         * in fp_ports, or of several buffers (not every driver transmits
-         * those).  The redirect itself happens after we return. */
-        if (len != (__u32) (end - data)) {
-            count(AFXDP_FP_multi_buffer);
-            return to_socket(ctx, hinted, &tag, &key, 0, 0);
-        }
-        if (target_failing(cfg, a->ifindex)
-            || bpf_redirect_map(&fp_ports, a->ifindex, XDP_PASS)
-               != XDP_REDIRECT) {
-            count(AFXDP_FP_redirect_failed);
-            return to_socket(ctx, hinted, &tag, &key, 0, 0);
-        }
-        /* OVS writes the IP fields where the header would be in any
-         * packet, which the match said has one: one it takes for none
-         * (too short, a wrong length) is left to it. */
-        if ((a->set_ip || a->set_l4) && parsed != PARSED_IP) {
-            count(AFXDP_FP_ip_unparsed);
-            return to_socket(ctx, hinted, &tag, &key, 0, 0);
-        }
-        /* The IP header follows a tag in the frame, not one the driver
-         * stripped. */
-        const __u32 l3 = key.vlan_tci && !tag.present ? TAGGED_HLEN
-                                                      : ETH_HLEN;
-        const int ipv6 = key.dl_type == bpf_htons(ETH_P_IPV6);
-        if (parsed == PARSED_IP
-            && l4_csum_partial((__u8 *) data + l3, end, ipv6)) {
-            count(AFXDP_FP_csum_partial);
-            return to_socket(ctx, hinted, &tag, &key, 0, 0);
-        }
-        if ((tag.present || a->vlan_op || a->set_eth || a->set_ip
-             || a->set_l4)
-            && fp_rewrite(ctx, a, &tag, l3, ipv6)) {
-            count(AFXDP_FP_rewrite_failed);
-            return to_socket(ctx, hinted, &tag, &key, 0, 0);
-        }
-        count_hit(a, ovs_len, key.tcp_flags);
-        count(AFXDP_FP_redirected);
-        return XDP_REDIRECT;
+        return redirect(ctx, hinted, data, end, cfg, a, &tag, &key, parsed,
+                        len, ovs_len);
     }
     return to_socket(ctx, hinted, &tag, &key, 1, a->mark);
 }

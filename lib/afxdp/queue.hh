@@ -131,6 +131,7 @@ private:
     // Hands on the hints our program left in front of the 'n' entries.
     void read_meta(afxdp_rx_frame *, uint32_t n) noexcept;
     void finish_csums(afxdp_rx_frame *, uint32_t n) noexcept;
+    void hand_over(afxdp_rx_frame *, uint32_t n) noexcept;
     void rx_wakeup_if_needed(unsigned *events, int *error) noexcept;
     uint32_t whole_packets(uint32_t *first, uint32_t n, uint32_t max)
         noexcept;

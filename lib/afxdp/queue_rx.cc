@@ -184,6 +184,27 @@ afxdp_queue::drop_rx_frames(uint32_t first, uint32_t n) noexcept
     return k;
 }
 
+// What the received frames in 'out' need before the caller has them: the
+// metadata our program put in front of them read, checksums finished,
+// and the frames lent out.
+void
+afxdp_queue::hand_over(afxdp_rx_frame *out, uint32_t n) noexcept
+{
+    if (rx_meta_) {
+        read_meta(out, n);
+    }
+    if (csum_finish_) {
+        finish_csums(out, n);
+    }
+    if (kFrameDebug) {
+        for (uint32_t i = 0; i < n; i++) {
+            pool_->lend(&out[i].index, 1);
+        }
+    } else {
+        pool_->lend(nullptr, n);
+    }
+}
+
 // The TCP and UDP checksums of the packets in 'out' that a sender on this
 // host left partial, finished (l4csum.hh), the bytes of a packet of
 // several frames taken where they lie.
@@ -280,19 +301,7 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
     }
     rx_.release();
     in_kernel_rx_ -= n;
-    if (rx_meta_) {
-        read_meta(out, n);
-    }
-    if (csum_finish_) {
-        finish_csums(out, n);
-    }
-    if (kFrameDebug) {
-        for (uint32_t i = 0; i < n; i++) {
-            pool_->lend(&out[i].index, 1);
-        }
-    } else {
-        pool_->lend(nullptr, n);
-    }
+    hand_over(out, n);
     stats_.rx_packets += packets;
     stats_.rx_multi_frame += multi;
     if (qfill) {
