@@ -24,6 +24,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "afxdp-offload.h"
@@ -142,6 +143,9 @@ private:
     int slot_of(const afxdp_flow_key &mask) const;
 
     std::map<Ufid, Entry> flows_;
+    // Each flow by its mask's slot and its key's fp_key_hash(), as the
+    // program's flow map holds it: put() finds a clash without a walk.
+    std::map<std::pair<uint32_t, uint64_t>, Ufid> by_key_;
     std::array<afxdp_flow_key, kMaxMasks> masks_{};
     std::array<size_t, kMaxMasks> mask_refs_{};   // 0: the slot is free.
     std::deque<uint32_t> free_stats_;             // Counter slots given

@@ -47,13 +47,13 @@ FlowTable::slot_of(const afxdp_flow_key &mask) const
 int
 FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
 {
-    // The program's flow map has one entry per masked key (or its hash)
-    // and mask.
+    // The program's flow map has one entry per mask and masked key's
+    // hash: another flow there refuses this one.
     const uint64_t hash = fp_key_hash(flow.key);
-    for (const auto &[other, e] : flows_) {
-        if (other != ufid && key_equal(e.flow.mask, flow.mask)
-            && (key_equal(e.flow.key, flow.key)
-                || fp_key_hash(e.flow.key) == hash)) {
+    int slot = slot_of(flow.mask);
+    if (slot >= 0) {
+        auto same = by_key_.find({uint32_t(slot), hash});
+        if (same != by_key_.end() && same->second != ufid) {
             return -EEXIST;
         }
     }
@@ -61,7 +61,6 @@ FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
     if (old == flows_.end() && flows_.size() >= kMaxFlows) {
         return -ENOSPC;
     }
-    int slot = slot_of(flow.mask);
     if (slot < 0) {
         // The lowest free slot; or the one a replaced flow was the last
         // to use, which is free once it goes.
@@ -85,6 +84,8 @@ FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
     if (old != flows_.end()) {
         stats = old->second.stats_slot;
         mask_refs_[old->second.mask_slot]--;
+        by_key_.erase({old->second.mask_slot,
+                       fp_key_hash(old->second.flow.key)});
     } else if (next_stats_ < kMaxFlows) {
         stats = next_stats_++;
     } else {
@@ -94,6 +95,7 @@ FlowTable::put(const Ufid &ufid, const XdpFlow &flow)
     masks_[slot] = flow.mask;
     mask_refs_[slot]++;
     flows_[ufid] = Entry{flow, uint32_t(slot), stats};
+    by_key_[{uint32_t(slot), hash}] = ufid;
     return 0;
 }
 
@@ -105,6 +107,7 @@ FlowTable::del(const Ufid &ufid)
         return -ENOENT;
     }
     mask_refs_[it->second.mask_slot]--;
+    by_key_.erase({it->second.mask_slot, fp_key_hash(it->second.flow.key)});
     free_stats_.push_back(it->second.stats_slot);
     flows_.erase(it);
     return 0;
@@ -161,9 +164,11 @@ FlowTable::lookup(const afxdp_flow_key &packet) const
             continue;
         }
         afxdp_flow_key k = masked(packet, masks_[slot]);
-        for (const auto &[ufid, e] : flows_) {
-            if (e.mask_slot == slot && key_equal(e.flow.key, k)) {
-                return &e.flow;
+        auto it = by_key_.find({slot, fp_key_hash(k)});
+        if (it != by_key_.end()) {
+            const XdpFlow &f = flows_.at(it->second).flow;
+            if (key_equal(f.key, k)) {
+                return &f;
             }
         }
     }
