@@ -207,7 +207,7 @@ afxdp_dev::load_fast_path(const afxdp_dev_config &cfg,
     // With the hints of the program it stands in for (none in generic
     // mode), bound to the device as that one is.
     auto fp = afxdp::FastPath::load(prog.map_fd(), prog.hints(), ifindex_,
-                                    n_queues_);
+                                    n_queues_, csum_finish_);
     if (!fp.ok()) {
         without_fast_path(cfg, fp.error().why);
         return false;
@@ -467,7 +467,8 @@ afxdp_dev::open(const afxdp_dev_config &cfg) noexcept
     char mb_why[afxdp::kWhyLen] = "";
     if (d->mtu_ > AFXDP_MAX_MTU_ONE_FRAME
         && (!d->prog_.has_frags()
-            || afxdp_max_mtu(mb_why, sizeof mb_why) == AFXDP_MAX_MTU_ONE_FRAME)) {
+            || afxdp_max_mtu(mb_why, sizeof mb_why)
+               == AFXDP_MAX_MTU_ONE_FRAME)) {
         return R::failure(afxdp::fail(
             -EMSGSIZE, "%s: MTU %u needs multi-buffer AF_XDP (up to %u "
             "without), and %s", cfg.ifname, d->mtu_, AFXDP_MAX_MTU_ONE_FRAME,

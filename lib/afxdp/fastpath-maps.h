@@ -283,6 +283,10 @@ struct afxdp_fp_clock {
 #define AFXDP_FP_NO_META (1u << 3)     /* The kernel lets no XDP program
                                         * write metadata: packets reach
                                         * the socket bare, unmarked. */
+#define AFXDP_FP_LOCAL_SENDERS (1u << 4)  /* A veth or tap: a sender on
+                                           * this host may leave TCP and
+                                           * UDP checksums partial
+                                           * (bpf/partial.h). */
 
 /* What a program of ours leaves in front of a packet it gives the socket
  * (its XDP metadata), last word nearest the packet: [mark] hash flags.

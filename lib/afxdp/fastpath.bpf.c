@@ -79,7 +79,7 @@ redirect(struct xdp_md *ctx, const int hinted, const void *data,
     const __u32 l3 = key->vlan_tci && !tag->present ? TAGGED_HLEN
                                                     : ETH_HLEN;
     const int ipv6 = key->dl_type == bpf_htons(ETH_P_IPV6);
-    if (parsed == PARSED_IP
+    if ((fp_hints & AFXDP_FP_LOCAL_SENDERS) && parsed == PARSED_IP
         && l4_csum_partial((__u8 *) data + l3, end, ipv6)) {
         count(AFXDP_FP_csum_partial);
         return to_socket(ctx, hinted, tag, key, 0, 0);

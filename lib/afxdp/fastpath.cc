@@ -135,7 +135,7 @@ FastPath::built() noexcept
 
 Result<FastPath, Failure>
 FastPath::load(int xsk_map_fd, unsigned hints, int ifindex,
-               unsigned n_queues) noexcept
+               unsigned n_queues, bool local_senders) noexcept
 {
     using R = Result<FastPath, Failure>;
     if (!built()) {
@@ -147,12 +147,14 @@ FastPath::load(int xsk_map_fd, unsigned hints, int ifindex,
     // 5.5), else without: targets are then taken out only by the core's
     // checks.
     FastPath fp;
+    fp.s_.local_senders = local_senders;
     Failure watch_failed = fp.open(xsk_map_fd, hints, ifindex, true);
     if (!watch_failed) {
         watch_failed = fp.attach_watch();
     }
     if (watch_failed) {
         fp = FastPath();
+        fp.s_.local_senders = local_senders;
         Failure f = fp.open(xsk_map_fd, hints, ifindex, false);
         if (f) {
             return R::failure(std::move(f));
@@ -251,7 +253,8 @@ FastPath::set_up(bpf_program *prog, int xsk_map_fd, unsigned hints,
     s_.meta = xdp_meta_writable();
     uint32_t value = hints | (buffer_flags_readable() ? AFXDP_FP_BUFF_FLAGS
                                                       : 0)
-                     | (s_.meta ? 0 : AFXDP_FP_NO_META);
+                     | (s_.meta ? 0 : AFXDP_FP_NO_META)
+                     | (s_.local_senders ? AFXDP_FP_LOCAL_SENDERS : 0);
     if (value) {
         bpf_map *rodata = bpf_object__find_map_by_name(obj_,
                                                        ".rodata.hints");

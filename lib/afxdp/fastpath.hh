@@ -51,9 +51,13 @@ public:
     // program with hints does, and is bound to that device (its native
     // mode only).  Its flows act only on packets of the receive queues
     // OVS polls, 0 .. 'n_queues' - 1 (a test run's packet is on queue 0).
+    // With 'local_senders' (a veth or tap) a redirect hit whose checksum
+    // a sender on this host left partial goes to the socket instead;
+    // a physical NIC's packets never have one, and skip the check.
     static Result<FastPath, Failure> load(int xsk_map_fd, unsigned hints = 0,
                                           int ifindex = 0,
-                                          unsigned n_queues = 1) noexcept;
+                                          unsigned n_queues = 1,
+                                          bool local_senders = true) noexcept;
 
     // The hints it asks for.
     unsigned hints() const noexcept { return s_.hints; }
@@ -154,6 +158,7 @@ private:
         int ifindex = 0;             // The interface it runs on.
         int n_cpus = 0;              // Per-CPU values in a lookup.
         unsigned hints = 0;
+        bool local_senders = true;   // load()'s.
         bool meta = false;           // writes_meta().
         unsigned n_queues = 1;       // The queues OVS polls (fp_config).
         uint64_t generation = 0;     // fp_config's, as last written.

@@ -966,6 +966,63 @@ ipv4_header_sum(const Bytes &p, size_t l3)
     return fold(sum_bytes(&p[l3], 20));
 }
 
+// 'p' (untagged) as a sender on this host hands it to a veth with TX
+// checksum offload: its TCP or UDP checksum left partial, the field
+// holding the pseudo-header's sum, folded.
+Bytes
+left_partial(Bytes p, bool v6)
+{
+    const size_t l3 = 14, hlen = v6 ? 40 : 20;
+    const uint8_t proto = p[l3 + (v6 ? 6 : 9)];
+    uint32_t sum = v6 ? sum_bytes(&p[l3 + 8], 32) : sum_bytes(&p[l3 + 12], 8);
+    sum += proto + uint32_t(p.size() - l3 - hlen);
+    const uint16_t partial = uint16_t(~fold(sum));
+    const size_t at = l3 + hlen + (proto == IPPROTO_TCP ? 16 : 6);
+    p[at] = uint8_t(partial >> 8);
+    p[at + 1] = uint8_t(partial);
+    return p;
+}
+
+// On a veth or tap (load()'s 'local_senders') such a redirect hit goes to
+// the socket, where the core finishes it; a physical NIC's program never
+// meets one and does not look.
+TEST_F(FastPathLookup, APartialChecksumGoesToTheSocketOnlyFromLocalSenders)
+{
+    std::vector<std::pair<Bytes, std::string>> pkts;
+    for (bool v6 : {false, true}) {
+        for (uint8_t proto : {uint8_t(IPPROTO_TCP), uint8_t(IPPROTO_UDP)}) {
+            pkts.emplace_back(left_partial(v6 ? ipv6(proto) : ipv4(proto), v6),
+                              std::string(v6 ? "IPv6 " : "IPv4 ")
+                              + (proto == IPPROTO_TCP ? "TCP" : "UDP"));
+        }
+    }
+    uint32_t n = 0;
+    for (const auto &[pkt, what] : pkts) {
+        ASSERT_EQ(fp_.put(ufid(++n), flow_matching(pkt, 0, Verdict::kRedirect)),
+                  0);
+        auto before = counters();
+        ProgRun r = run(pkt);
+        // To the socket: with none on the queue here, to the kernel.
+        EXPECT_EQ(r.retval, XDP_PASS) << what;
+        EXPECT_EQ(counters()[AFXDP_FP_csum_partial]
+                  - before[AFXDP_FP_csum_partial], 1u) << what;
+        EXPECT_EQ(counters()[AFXDP_FP_redirected]
+                  - before[AFXDP_FP_redirected], 0u) << what;
+        ASSERT_EQ(fp_.del(ufid(n)), 0);
+    }
+
+    auto nic = FastPath::load(-1, 0, 0, 1, false);
+    ASSERT_TRUE(nic.ok()) << nic.error().why;
+    fp_ = nic.take();
+    ASSERT_EQ(fp_.add_target(kLoopback), 0);
+    for (const auto &[pkt, what] : pkts) {
+        ASSERT_EQ(fp_.put(ufid(++n), flow_matching(pkt, 0, Verdict::kRedirect)),
+                  0);
+        EXPECT_TRUE(behaves(pkt, what + " from a physical NIC"));
+        ASSERT_EQ(fp_.del(ufid(n)), 0);
+    }
+}
+
 TEST_F(FastPathLookup, SetIpFieldsAsOvsSetsThem)
 {
     // Routing's dec_ttl and a DSCP rewrite that keeps ECN, on IPv4

@@ -15,15 +15,20 @@
 static __always_inline int
 l4_csum_partial_in(__u8 *nh, const void *end, const int ipv6)
 {
-    __u8 *csum = 0;
-    int udp = 0;
-    if (address_l4_csum(nh, end, ipv6, &csum, &udp) || !csum) {
+    __u32 size = 0;
+    __u8 *l4 = l4_header(nh, end, ipv6, &size);
+    if (!l4) {
         return 0;
     }
     const __u8 proto = nh[ipv6 ? OFF(ipv6hdr, nexthdr) : OFF(iphdr, protocol)];
-    __u32 size = 0;
-    if ((proto != IPPROTO_TCP && proto != IPPROTO_UDP)
-        || !l4_header(nh, end, ipv6, &size)) {
+    __u8 *csum;
+    if (proto == IPPROTO_TCP && size >= HLEN(tcphdr)
+        && HAVE(l4, HLEN(tcphdr), end)) {
+        csum = l4 + OFF(tcphdr, check);
+    } else if (proto == IPPROTO_UDP && size >= HLEN(udphdr)
+               && HAVE(l4, HLEN(udphdr), end)) {
+        csum = l4 + OFF(udphdr, check);
+    } else {
         return 0;              /* ICMPv6's is never left so. */
     }
     __u64 sum = bpf_htons((__u16) proto) + bpf_htons((__u16) size);
