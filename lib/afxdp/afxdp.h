@@ -310,6 +310,14 @@ struct afxdp_dev_info {
                                       * on this host left for the device
                                       * to finish are finished (a veth or
                                       * tap: rx_csum_finished counts them). */
+    bool rx_segment;                 /* TCP packets longer than the MTU
+                                      * that such a sender hands over with
+                                      * GSO (a veth's peer keeps it in
+                                      * generic mode) are cut into
+                                      * segments (rx_segmented). */
+    const char *rx_segment_reason;   /* Why not, where a sender's GSO
+                                      * packets may come (a veth or tap in
+                                      * generic mode); else "". */
 };
 void afxdp_dev_get_info(const struct afxdp_dev *, struct afxdp_dev_info *)
     AFXDP_NOEXCEPT;
@@ -465,6 +473,12 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
      * default on veth and tap), finished by us (afxdp_dev_info's           \
      * rx_csum_finish). */                                                  \
     AFXDP_STAT(rx_csum_finished)                                            \
+    /* Of rx_packets, TCP packets longer than the MTU admits (a sender on  \
+     * this host left them for its device to cut, GSO: generic XDP passes \
+     * them on whole), cut here into segments. */                          \
+    AFXDP_STAT(rx_segmented)                                                \
+    /* The segments they were cut into, each received as a packet. */      \
+    AFXDP_STAT(rx_segments)                                                 \
     /* poll() calls made because the fill ring's need_wakeup flag was set   \
      * and the RX ring was empty. */                                        \
     AFXDP_STAT(rx_wakeups)                                                  \

@@ -292,6 +292,8 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode) noexcept
         qc.coalesce_kicks = cfg.port.coalesce_tx_kicks;
         qc.busy_polled = cfg.busy_polled;
         qc.csum_finish = csum_finish_;
+        // The same senders' GSO packets, which generic mode passes whole.
+        qc.gso_mtu = csum_finish_ ? mtu_ : 0;
         qc.ring_size = ring_size_;
         qc.pool = pool_.get();
         qc.memlock_charged = !afxdp::compat::have_capability(CAP_IPC_LOCK);
@@ -368,6 +370,9 @@ afxdp_dev::opened(const afxdp_dev_config &cfg, afxdp_xdp_mode mode) noexcept
     if (cfg.port.use_need_wakeup && reason[0]) {
         afxdp::log(AFXDP_LOG_WARN, "%s: need_wakeup requested but not in "
                    "use: %s.", cfg.ifname, reason);
+    }
+    if (segment_reason()[0]) {
+        afxdp::log(AFXDP_LOG_INFO, "%s: %s.", cfg.ifname, segment_reason());
     }
     const char *creason = queues_[0]->coalesce_reason();
     if (cfg.port.coalesce_tx_kicks && creason[0]) {
@@ -527,6 +532,25 @@ afxdp_dev::info(afxdp_dev_info *out) const noexcept
     out->rx_vlan = hints & afxdp::kHintVlan;
     out->rx_vlan_reason = out->rx_vlan ? "" : vlan_why_;
     out->rx_csum_finish = csum_finish_;
+    out->rx_segment = csum_finish_ && out->multi_buffer;
+    out->rx_segment_reason = segment_reason();
+}
+
+// Why a local sender's GSO packets cannot be received, where they may
+// come: generic XDP hands one over whole, and without multi-buffer
+// AF_XDP no frame holds it.
+const char *
+afxdp_dev::segment_reason() const noexcept
+{
+    if (!csum_finish_ || mode_ != AFXDP_MODE_GENERIC || !n_queues_
+        || queues_[0]->multi_buffer_in_use()) {
+        return "";
+    }
+    return "generic mode without multi-buffer AF_XDP (Linux 6.6): TCP "
+           "packets a sender on this host hands over with GSO are longer "
+           "than a frame and lost; turn GSO off on the peer "
+           "(ethtool -K PEER gso off tso off, in its namespace) or use "
+           "xdp-mode=native";
 }
 
 bool

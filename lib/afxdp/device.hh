@@ -102,6 +102,7 @@ private:
     // one that worked leaves unsaid.
     afxdp::Failure open_in_modes(const afxdp_dev_config &) noexcept;
     void opened(const afxdp_dev_config &, afxdp_xdp_mode) noexcept;
+    const char *segment_reason() const noexcept;
     // Tries one mode: attach, then every queue.
     afxdp::QueueFailure try_mode(const afxdp_dev_config &, afxdp_xdp_mode)
         noexcept;

@@ -132,17 +132,17 @@ csum_fold(uint64_t sum) noexcept
     return uint16_t(sum);
 }
 
+namespace {
+
+// The segment of the Ethernet frame at 'pkt' (up to two VLAN tags), 'len'
+// bytes in its first buffer and 'total' in all; its IP header's offset in
+// '*l3'.  False as find_segment().
 bool
-finish_partial_l4_csum(const PacketPart *parts, size_t n) noexcept
+find_frame_segment(uint8_t *pkt, size_t len, size_t total, size_t *l3,
+                   Segment *s) noexcept
 {
-    if (!n || parts[0].len < kEthHlen) {
+    if (len < kEthHlen) {
         return false;
-    }
-    uint8_t *pkt = parts[0].data;
-    const size_t len = parts[0].len;
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        total += parts[i].len;
     }
     size_t off = kEthHlen;
     uint16_t type = be16(pkt + 12);
@@ -155,9 +155,35 @@ finish_partial_l4_csum(const PacketPart *parts, size_t n) noexcept
         off += kVlanHlen;
     }
     // The IP header in the first buffer, its lengths against the packet's.
+    *l3 = off;
+    return len >= off
+           && find_segment(type, pkt + off, total - off, len - off, s);
+}
+
+void
+put_be16(uint8_t *p, uint16_t v) noexcept
+{
+    p[0] = uint8_t(v >> 8);
+    p[1] = uint8_t(v);
+}
+
+}  // namespace
+
+bool
+finish_partial_l4_csum(const PacketPart *parts, size_t n) noexcept
+{
+    if (!n) {
+        return false;
+    }
+    uint8_t *pkt = parts[0].data;
+    const size_t len = parts[0].len;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += parts[i].len;
+    }
     Segment s;
-    if (len < off
-        || !find_segment(type, pkt + off, total - off, len - off, &s)) {
+    size_t l3;
+    if (!find_frame_segment(pkt, len, total, &l3, &s)) {
         return false;
     }
     size_t check;
@@ -193,6 +219,84 @@ finish_partial_l4_csum(const PacketPart *parts, size_t n) noexcept
     }
     std::memcpy(s.l4 + check, &csum, sizeof csum);
     return true;
+}
+
+bool
+plan_tcp_cut(const uint8_t *pkt, size_t len, size_t mtu, size_t max_frame,
+             TcpCut *cut) noexcept
+{
+    // Only read: find_frame_segment() takes a writable packet.
+    uint8_t *p = const_cast<uint8_t *>(pkt);
+    Segment s;
+    size_t l3;
+    if (!find_frame_segment(p, len, len, &l3, &s) || s.proto != kTcp
+        || s.len < kTcpHlen || size_t(s.l4 - p) + kTcpHlen > len) {
+        return false;
+    }
+    const size_t ip_hlen = size_t(s.l4 - p) - l3;
+    const size_t tcp_hlen = size_t(s.l4[12] >> 4) * 4;
+    if (ip_hlen + s.len <= mtu || tcp_hlen < kTcpHlen || tcp_hlen >= s.len
+        || size_t(s.l4 - p) + tcp_hlen > len) {
+        return false;
+    }
+    cut->l3 = l3;
+    cut->hdr_len = size_t(s.l4 - p) + tcp_hlen;
+    cut->payload = s.len - tcp_hlen;
+    cut->ipv6 = ip_hlen == kIpv6Hlen && p[l3] >> 4 == 6;
+    size_t mss = mtu > ip_hlen + tcp_hlen ? mtu - ip_hlen - tcp_hlen : 0;
+    if (max_frame < cut->hdr_len + mss) {
+        mss = max_frame > cut->hdr_len ? max_frame - cut->hdr_len : 0;
+    }
+    if (!mss) {
+        return false;
+    }
+    cut->mss = mss;
+    cut->n = (cut->payload + mss - 1) / mss;
+    return true;
+}
+
+size_t
+write_tcp_segment(const uint8_t *pkt, const TcpCut &cut, size_t i,
+                  uint8_t *out) noexcept
+{
+    constexpr uint8_t kFin = 0x01, kPsh = 0x08, kCwr = 0x80;
+    const size_t from = i * cut.mss;
+    const size_t seg = cut.payload - from < cut.mss ? cut.payload - from
+                                                    : cut.mss;
+    std::memcpy(out, pkt, cut.hdr_len);
+    std::memcpy(out + cut.hdr_len, pkt + cut.hdr_len + from, seg);
+    uint8_t *ip = out + cut.l3;
+    const size_t ip_hlen = cut.ipv6 ? kIpv6Hlen : size_t(ip[0] & 0xf) * 4;
+    uint8_t *tcp = ip + ip_hlen;
+    const size_t l4_len = cut.hdr_len - cut.l3 - ip_hlen + seg;
+    if (cut.ipv6) {
+        put_be16(ip + 4, uint16_t(l4_len));
+    } else {
+        put_be16(ip + 2, uint16_t(ip_hlen + l4_len));
+        put_be16(ip + 4, uint16_t(be16(ip + 4) + i));
+        put_be16(ip + 10, 0);
+        const uint16_t check = uint16_t(~csum_fold(csum_add_bytes(ip, ip_hlen,
+                                                                  0)));
+        std::memcpy(ip + 10, &check, sizeof check);
+    }
+    uint32_t seq = uint32_t(be16(tcp + 4)) << 16 | be16(tcp + 6);
+    seq += uint32_t(from);
+    put_be16(tcp + 4, uint16_t(seq >> 16));
+    put_be16(tcp + 6, uint16_t(seq));
+    if (i + 1 < cut.n) {
+        tcp[13] &= uint8_t(~(kFin | kPsh));
+    }
+    if (i) {
+        tcp[13] &= uint8_t(~kCwr);
+    }
+    // Left partial, as the sender left it, then finished.
+    const uint64_t pseudo = csum_add_bytes(ip + (cut.ipv6 ? 8 : 12),
+                                           cut.ipv6 ? 32 : 8, 0)
+                            + htons(kTcp) + htons(uint16_t(l4_len));
+    const uint16_t partial = csum_fold(pseudo);
+    std::memcpy(tcp + kTcpCheck, &partial, sizeof partial);
+    finish_partial_l4_csum(out, cut.hdr_len + seg);
+    return cut.hdr_len + seg;
 }
 
 }  // namespace afxdp

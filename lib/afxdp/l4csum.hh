@@ -46,6 +46,39 @@ finish_partial_l4_csum(uint8_t *pkt, size_t len) noexcept
     return finish_partial_l4_csum(&part, 1);
 }
 
+// TCP segmentation on receive.  A sender on this host may hand its veth
+// or tap TCP packets of up to 64 KiB (GSO) for the device to cut; a veth
+// whose XDP program runs in generic mode keeps that offload on its peer,
+// and generic XDP passes such a packet on whole (it copies the skb and
+// cuts nothing).  OVS would forward it to receivers whose MTU it exceeds:
+// it is cut here, into segments the MTU admits, as the sender's device
+// would have cut it.
+struct TcpCut {
+    size_t l3 = 0;          // Where the IP header starts.
+    size_t hdr_len = 0;     // Ethernet, IP and TCP headers, copied into
+                            // each segment.
+    size_t payload = 0;     // The TCP payload's bytes.
+    size_t mss = 0;         // Each segment's payload; the last's at most.
+    size_t n = 0;           // Segments.
+    bool ipv6 = false;
+};
+
+// Whether the packet of 'len' bytes at 'pkt' (an Ethernet frame with up to
+// two VLAN tags) is TCP over IPv4 (no fragment) or IPv6 (no extension
+// header) whose IP packet is longer than 'mtu' bytes; if so '*cut' says
+// how it is cut into segments of at most 'mtu' bytes of IP and
+// 'max_frame' bytes in all.
+bool plan_tcp_cut(const uint8_t *pkt, size_t len, size_t mtu,
+                  size_t max_frame, TcpCut *cut) noexcept;
+
+// Writes segment 'i' of 'cut' of the packet at 'pkt' into 'out' (room for
+// cut.hdr_len + cut.mss bytes) and returns its length: the headers with
+// the lengths, the IPv4 ID (the packet's plus 'i') and the TCP sequence
+// number of that segment, FIN and PSH only on the last, CWR only on the
+// first, and both checksums complete.
+size_t write_tcp_segment(const uint8_t *pkt, const TcpCut &cut, size_t i,
+                         uint8_t *out) noexcept;
+
 // The ones' complement sum of 'n' bytes at 'p' added to 'sum', in 16-bit
 // words as this machine loads them (so the folded result is written back
 // with a native store), not folded.

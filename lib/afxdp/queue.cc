@@ -94,6 +94,10 @@ afxdp_queue::create(const QueueConfig &cfg) noexcept
     q->busy_polled_ = cfg.busy_polled;
     q->rx_meta_ = cfg.rx_meta;
     q->csum_finish_ = cfg.csum_finish;
+    if (cfg.gso_mtu) {
+        q->seg_buf_.reset(new (std::nothrow) uint8_t[kSegBufSize]);
+        q->gso_mtu_ = q->seg_buf_ ? cfg.gso_mtu : 0;
+    }
     q->marks_ = cfg.marks;
     q->setup_coalescing(cfg);
 

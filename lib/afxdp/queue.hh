@@ -18,6 +18,7 @@
 #include "compat.hh"
 #include "frames.hh"
 #include "kick.hh"
+#include "l4csum.hh"
 #include "marks.hh"
 #include "ring.hh"
 #include "result.hh"
@@ -47,6 +48,10 @@ struct QueueConfig {
                               // front of each packet.
     bool csum_finish;         // Finish TCP and UDP checksums a sender on
                               // this host left partial (l4csum.hh).
+    unsigned gso_mtu;         // Nonzero: cut a TCP packet longer than
+                              // this MTU admits (a local sender's GSO
+                              // packet, which generic XDP passes whole)
+                              // into segments (l4csum.hh's TcpCut).
     unsigned ring_size;
     afxdp_pool *pool;         // The frames, possibly shared with queues of
                               // other devices; registered as this socket's
@@ -136,6 +141,13 @@ private:
     uint32_t whole_packets(uint32_t *first, uint32_t n, uint32_t max)
         noexcept;
     uint32_t drop_rx_frames(uint32_t first, uint32_t n) noexcept;
+    bool take_oversize(afxdp_rx_frame *, uint32_t head, uint32_t end)
+        noexcept;
+    uint32_t emit_segments(afxdp_rx_frame *, uint32_t room) noexcept;
+    size_t recv_segments(afxdp_rx_frame *, size_t max, int *qfill,
+                         unsigned *events) noexcept;
+    uint32_t read_burst(afxdp_rx_frame *, uint32_t first, uint32_t n,
+                        uint32_t *taken) noexcept;
 
     // Send side (queue_tx.cc).  A burst goes through sort_burst() (in
     // place, to copy, or dropped), take_copy_frames(), reserve_burst()
@@ -208,6 +220,15 @@ private:
     bool busy_polled_ = false;       // QueueConfig::busy_polled.
     bool rx_meta_ = false;           // QueueConfig::rx_meta.
     bool csum_finish_ = false;       // QueueConfig::csum_finish.
+    // TCP segmentation on receive: the packet being cut, copied out of
+    // its frames, and the next segment to hand out (seg_cut_.n: none).
+    // The longest packet cut: 64 KiB of IP (Linux's GSO limit, but for
+    // BIG TCP) and its Ethernet header with two tags.
+    static constexpr size_t kSegBufSize = 65536 + 22;
+    unsigned gso_mtu_ = 0;           // QueueConfig::gso_mtu.
+    std::unique_ptr<uint8_t[]> seg_buf_;
+    afxdp::TcpCut seg_cut_{};
+    size_t seg_next_ = 0;
     std::shared_ptr<const afxdp::FlowMarks> marks_;  // QueueConfig::marks.
     uint32_t in_kernel_rx_ = 0;      // Frames in the fill or RX ring.
     uint32_t in_kernel_tx_ = 0;      // Frames in the TX or completion ring.

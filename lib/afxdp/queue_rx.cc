@@ -17,6 +17,9 @@ namespace {
 // Fill the fill ring only when at least this many slots are free, so a
 // refill is never a syscall-free trickle of one or two frames.
 constexpr uint32_t kRefillMin = 32;
+// An Ethernet header: a packet longer than the MTU and this may be one to
+// cut (the tags it may carry are counted by plan_tcp_cut()).
+constexpr uint32_t kEthHeaderLen = 14;
 // How much of each received frame's metadata to prefetch: what OVS's
 // dp_packet_use_afxdp() and pkt_metadata_init() write.
 constexpr size_t kMetaPrefetchBytes = 256;
@@ -237,25 +240,100 @@ afxdp_queue::finish_csums(afxdp_rx_frame *out, uint32_t n) noexcept
     }
 }
 
-size_t
-afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
-                  unsigned *events, int *error) noexcept
+// The packet of entries 'head' to 'end' - 1 if it is TCP longer than
+// the MTU admits: copied out whole to be cut (emit_segments()), and its
+// frames given back.
+bool
+afxdp_queue::take_oversize(afxdp_rx_frame *out, uint32_t head, uint32_t end)
+    noexcept
 {
-    refill(events);
-
-    uint32_t first;
-    uint32_t n = rx_.peek(uint32_t(max), &first);
-    if (multi_buffer_ && n) {
-        n = whole_packets(&first, n, uint32_t(max));
+    const uint32_t len = out[head].len;
+    if (len > kSegBufSize) {
+        return false;
     }
-    settle_owed_kicks(this, n, busy_polled_);
-    if (n == 0) {
-        if (qfill) {
-            *qfill = 0;
+    uint32_t rest = 0;
+    for (uint32_t j = head + 1; j < end; j++) {
+        rest += out[j].len;
+    }
+    uint8_t *buf = seg_buf_.get();
+    std::memcpy(buf, out[head].data, len - rest);
+    for (uint32_t j = head + 1, off = len - rest; j < end; j++) {
+        std::memcpy(buf + off, out[j].data, out[j].len);
+        off += out[j].len;
+    }
+    if (!plan_tcp_cut(buf, len, gso_mtu_, kFrameSize - kRxDataOffset,
+                      &seg_cut_)) {
+        seg_cut_ = TcpCut();
+        return false;
+    }
+    seg_next_ = 0;
+    for (uint32_t j = head; j < end; j++) {
+        rx_scratch_[j - head] = out[j].index;
+    }
+    pool_->put_from_kernel(rx_scratch_.get(), end - head, FrameState::kFill);
+    stats_.rx_segmented++;
+    return true;
+}
+
+// The next segments of the packet being cut, up to 'room', each in a
+// frame of its own laid out as a received one; fewer if the pool is short
+// (the rest at the next call).
+uint32_t
+afxdp_queue::emit_segments(afxdp_rx_frame *out, uint32_t room) noexcept
+{
+    const size_t left = seg_cut_.n - seg_next_;
+    uint32_t k = pool_->get(room < left ? room : uint32_t(left),
+                            rx_scratch_.get(), FrameState::kFill);
+    uint8_t *area = pool_->area();
+    for (uint32_t j = 0; j < k; j++) {
+        const uint32_t index = rx_scratch_[j];
+        uint8_t *frame = area + (uint64_t(index) << kFrameShift);
+        if (rx_meta_) {
+            forget_rx_meta(frame);
         }
-        rx_wakeup_if_needed(events, error);
+        uint8_t *data = frame + kRxDataOffset;
+        out[j].data = data;
+        out[j].len = uint32_t(write_tcp_segment(seg_buf_.get(), seg_cut_,
+                                                seg_next_++, data));
+        out[j].index = index;
+        out[j].meta = pool_->meta(index);
+        out[j].n_frames = 1;
+        out[j].has_rx_hash = false;
+        out[j].has_flow_mark = false;
+    }
+    stats_.rx_segments += k;
+    return k;
+}
+
+// What is left of a packet being cut, which comes before anything newer;
+// taken before refill(), which may give the kernel every free frame.  0
+// if no frame was free: the caller then receives as usual (those packets
+// overtake the segments), and the frames it hands out come back.
+size_t
+afxdp_queue::recv_segments(afxdp_rx_frame *out, size_t max, int *qfill,
+                           unsigned *events) noexcept
+{
+    uint32_t n = emit_segments(out, uint32_t(max));
+    refill(events);
+    if (!n) {
         return 0;
     }
+    settle_owed_kicks(this, n, busy_polled_);
+    hand_over(out, n);
+    if (qfill) {
+        *qfill = int(rx_.backlog());
+    }
+    return n;
+}
+
+// The entries of the 'n' descriptors peeked from 'first' (whole
+// packets); returns how many.  '*taken' gets how many descriptors were
+// used: more where the last packet was taken to be cut, whose frames are
+// then back in the pool, and the descriptors after it unpeeked.
+uint32_t
+afxdp_queue::read_burst(afxdp_rx_frame *out, uint32_t first, uint32_t n,
+                        uint32_t *taken) noexcept
+{
     uint8_t *area = pool_->area();
     // The caller writes each frame's metadata next (OVS: a dp_packet
     // header).  Frames come back around the rings only after thousands of
@@ -265,6 +343,7 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
                                   ? pool_->meta_size() : kMetaPrefetchBytes;
     uint32_t head = 0;      // The entry that starts the current packet.
     uint32_t packets = 0, multi = 0;
+    *taken = n;
     for (uint32_t i = 0; i < n; i++) {
         const xdp_desc &d = rx_.at(first + i);
         uint32_t index = uint32_t(d.addr >> kFrameShift);
@@ -294,16 +373,55 @@ afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
             out[head].n_frames++;
             out[head].len += d.len;
         }
-        if (!(d.options & compat::kDescContinues)) {
-            head = i + 1;
-        }
         pool_->set_owner(index, 0);
+        if (d.options & compat::kDescContinues) {
+            continue;
+        }
+        // (One at a time: while one waits to be cut, the next goes on
+        // whole.)
+        if (gso_mtu_ && out[head].len > gso_mtu_ + kEthHeaderLen
+            && seg_next_ >= seg_cut_.n && take_oversize(out, head, i + 1)) {
+            rx_.unpeek(n - i - 1);
+            *taken = i + 1;
+            break;
+        }
+        head = i + 1;
     }
-    rx_.release();
-    in_kernel_rx_ -= n;
-    hand_over(out, n);
     stats_.rx_packets += packets;
     stats_.rx_multi_frame += multi;
+    return head;   // Past the last packet, or at the one being cut.
+}
+
+size_t
+afxdp_queue::recv(afxdp_rx_frame *out, size_t max, int *qfill,
+                  unsigned *events, int *error) noexcept
+{
+    if (seg_next_ >= seg_cut_.n) {
+        refill(events);
+    } else if (size_t n = recv_segments(out, max, qfill, events)) {
+        return n;
+    }
+    uint32_t first;
+    uint32_t n = rx_.peek(uint32_t(max), &first);
+    if (multi_buffer_ && n) {
+        n = whole_packets(&first, n, uint32_t(max));
+    }
+    settle_owed_kicks(this, n, busy_polled_);
+    if (n == 0) {
+        if (qfill) {
+            *qfill = 0;
+        }
+        rx_wakeup_if_needed(events, error);
+        return 0;
+    }
+    uint32_t taken;
+    n = read_burst(out, first, n, &taken);
+    rx_.release();
+    in_kernel_rx_ -= taken;
+    if (seg_next_ < seg_cut_.n) {
+        n += emit_segments(out + n, uint32_t(max) - n);
+    }
+    hand_over(out, n);
     if (qfill) {
         // A fresh read of the kernel's index: a cache miss, so only when
         // asked (OVS asks when PMD performance metrics are on).

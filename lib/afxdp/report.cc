@@ -95,6 +95,9 @@ struct Facts {
     KEY("rx_vlan", true, tf(f.i.rx_vlan))                                   \
     KEY("rx_vlan_reason", f.i.rx_vlan_reason[0], str(f.i.rx_vlan_reason))   \
     KEY("rx_csum_finish", true, tf(f.i.rx_csum_finish))                     \
+    KEY("rx_segment", true, tf(f.i.rx_segment))                             \
+    KEY("rx_segment_reason", f.i.rx_segment_reason[0],                      \
+        str(f.i.rx_segment_reason))                                         \
     KEY("xdp_prog_id", true, num(f.i.prog_id))                              \
     KEY("xdp_prog_attached", true, tf(f.i.prog_attached))                   \
     KEY("xdp_fast_path", true, tf(f.fp.active))                             \

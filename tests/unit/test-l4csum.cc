@@ -9,10 +9,12 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <linux/if_packet.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -139,6 +141,68 @@ partial(uint8_t proto, bool ipv6, size_t payload, int tags = 0,
     return p;
 }
 
+// TCP segmentation on receive: 'p' (TCP, from partial()) cut for 'mtu'
+// into frames of at most 'max_frame' bytes, each segment checked against
+// what the sender's device would have sent; the payloads, put back
+// together, are the packet's.
+void
+expect_cut_as_a_device_would(const Packet &p, size_t mtu, size_t max_frame,
+                             const std::string &what)
+{
+    afxdp::TcpCut cut;
+    ASSERT_TRUE(afxdp::plan_tcp_cut(p.bytes.data(), p.bytes.size(), mtu,
+                                    max_frame, &cut)) << what;
+    const size_t l3 = p.l4 - (p.ipv6 ? 40 : 20);
+    const size_t payload = p.bytes.size() - p.l4 - 20;
+    EXPECT_EQ(cut.l3, l3) << what;
+    EXPECT_EQ(cut.payload, payload) << what;
+    const uint8_t *tcp0 = &p.bytes[p.l4];
+    const uint32_t seq0 = uint32_t(tcp0[4]) << 24 | tcp0[5] << 16
+                          | tcp0[6] << 8 | tcp0[7];
+    std::vector<uint8_t> joined;
+    std::vector<uint8_t> out(max_frame);
+    for (size_t i = 0; i < cut.n; i++) {
+        const std::string seg = what + ", segment " + std::to_string(i);
+        Packet s = p;
+        const size_t len = afxdp::write_tcp_segment(p.bytes.data(), cut, i,
+                                                    out.data());
+        ASSERT_LE(len, max_frame) << seg;
+        s.bytes.assign(out.begin(), out.begin() + long(len));
+        ASSERT_LE(len - l3, mtu) << seg;
+        ASSERT_GT(len, p.l4 + 20) << seg;
+        EXPECT_TRUE(std::equal(s.bytes.begin(), s.bytes.begin() + long(l3),
+                               p.bytes.begin())) << seg << ": Ethernet";
+        const uint8_t *ip = &s.bytes[l3];
+        const size_t l4_len = len - p.l4;
+        if (p.ipv6) {
+            EXPECT_EQ(size_t(ip[4] << 8 | ip[5]), l4_len) << seg;
+        } else {
+            EXPECT_EQ(size_t(ip[2] << 8 | ip[3]), 20 + l4_len) << seg;
+            EXPECT_EQ(ip[4] << 8 | ip[5], int(0x1234 + i)) << seg << ": ID";
+            EXPECT_EQ(fold(sum_words(ip, 20)), 0xffff) << seg << ": IP csum";
+        }
+        const uint8_t *tcp = &s.bytes[p.l4];
+        const uint32_t seq = uint32_t(tcp[4]) << 24 | tcp[5] << 16
+                             | tcp[6] << 8 | tcp[7];
+        EXPECT_EQ(seq, uint32_t(seq0 + i * cut.mss)) << seg;
+        const bool last = i + 1 == cut.n;
+        EXPECT_EQ(tcp[13] & 0x09, last ? tcp0[13] & 0x09 : 0)
+            << seg << ": FIN and PSH only on the last";
+        EXPECT_EQ(tcp[13] & 0x80, i ? 0 : tcp0[13] & 0x80)
+            << seg << ": CWR only on the first";
+        EXPECT_EQ(tcp[13] & 0x76, tcp0[13] & 0x76) << seg << ": other flags";
+        EXPECT_EQ(field(s), complete_csum(s)) << seg << ": TCP csum";
+        EXPECT_TRUE(last || len - l3 == mtu || len == max_frame)
+            << seg << ": not full";
+        joined.insert(joined.end(), s.bytes.begin() + long(p.l4 + 20),
+                      s.bytes.end());
+    }
+    EXPECT_EQ(joined.size(), payload) << what;
+    EXPECT_TRUE(std::equal(joined.begin(), joined.end(),
+                           p.bytes.begin() + long(p.l4 + 20)))
+        << what << ": payload";
+}
+
 }  // namespace
 
 TEST(L4Csum, PartialChecksumsAreFinishedAsTheDeviceWould)
@@ -253,6 +317,59 @@ TEST(L4Csum, APacketInSeveralBuffersIsFinishedAsInOne)
     }
 }
 
+// A TCP packet longer than the MTU admits (a local sender's GSO packet)
+// is cut as the sender's device would have cut it.
+TEST(TcpCut, AnOversizePacketIsCutAsTheSendersDeviceWould)
+{
+    for (bool ipv6 : {false, true}) {
+        for (int tags : {0, 2}) {
+            const size_t mss = 1500 - (ipv6 ? 40 : 20) - 20;
+            for (size_t payload : {mss + 1, 2 * mss, 2 * mss + 1, 7 * mss - 3,
+                                   size_t(65535 - 40 - 20)}) {
+                Packet p = partial(6, ipv6, payload, tags, uint32_t(payload));
+                p.bytes[p.l4 + 13] = 0x80 | 0x10 | 0x08 | 0x01;  // CWR,
+                set_field(&p, fold(pseudo_sum(p)));           // ACK, PSH, FIN.
+                const std::string what = std::string(ipv6 ? "IPv6" : "IPv4")
+                    + ", " + std::to_string(tags) + " tags, payload "
+                    + std::to_string(payload);
+                expect_cut_as_a_device_would(p, 1500, 4096, what);
+                // A frame smaller than the MTU bounds the segments.
+                if (p.bytes.size() - (p.l4 - (ipv6 ? 40 : 20)) > 9000) {
+                    expect_cut_as_a_device_would(p, 9000, 3800,
+                                                 what + ", MTU 9000");
+                }
+            }
+        }
+    }
+}
+
+TEST(TcpCut, WhatIsNoOversizeTcpPacketIsNotCut)
+{
+    afxdp::TcpCut cut;
+    auto cuts = [&](const Packet &p, size_t mtu) {
+        return afxdp::plan_tcp_cut(p.bytes.data(), p.bytes.size(), mtu, 4096,
+                                   &cut);
+    };
+    for (bool ipv6 : {false, true}) {
+        const size_t mss = 1500 - (ipv6 ? 40 : 20) - 20;
+        EXPECT_FALSE(cuts(partial(6, ipv6, mss), 1500)) << "fits";
+        EXPECT_TRUE(cuts(partial(6, ipv6, mss + 1), 1500)) << "one over";
+        EXPECT_FALSE(cuts(partial(17, ipv6, 3000), 1500)) << "UDP";
+    }
+    Packet frag = partial(6, false, 3000);
+    frag.bytes[frag.l4 - 20 + 6] = 0x20;             // More fragments.
+    EXPECT_FALSE(cuts(frag, 1500)) << "an IPv4 fragment";
+    Packet ext = partial(6, true, 3000);
+    ext.bytes[ext.l4 - 40 + 6] = 0;                  // Hop-by-hop options.
+    EXPECT_FALSE(cuts(ext, 1500)) << "an IPv6 extension header";
+    Packet bad = partial(6, false, 3000);
+    bad.bytes[bad.l4 + 12] = 0x40;                   // Data offset 16 bytes.
+    EXPECT_FALSE(cuts(bad, 1500)) << "a TCP header shorter than 20 bytes";
+    Packet cut_short = partial(6, false, 3000);
+    cut_short.bytes.resize(1000);                    // IP says 3040 bytes.
+    EXPECT_FALSE(cuts(cut_short, 500)) << "shorter than its IP length";
+}
+
 // Tier 2: what the kernel sends from a socket on a veth with its default
 // TX checksum offload arrives partial; our port finishes it, counts it,
 // and leaves a sender's finished checksums alone.
@@ -357,4 +474,81 @@ TEST_F(L4CsumVeth, TheKernelsPartialChecksumsArriveFinished)
             << afxdp_mode_name(mode) << ": finished checksums are not";
         ASSERT_EQ(run_ethtool(std::string("-K ") + net_.b() + " tx on"), 0);
     }
+}
+
+// <linux/virtio_net.h>'s header, which is not C++ (a member named
+// 'class'): what a packet socket with PACKET_VNET_HDR takes in front of a
+// packet, in this machine's byte order.
+struct VirtioNetHdr {
+    uint8_t flags;
+    uint8_t gso_type;
+    uint16_t hdr_len;
+    uint16_t gso_size;
+    uint16_t csum_start;
+    uint16_t csum_offset;
+};
+constexpr uint8_t kVirtioNeedsCsum = 1;     // VIRTIO_NET_HDR_F_NEEDS_CSUM
+constexpr uint8_t kVirtioGsoTcpv4 = 1;      // VIRTIO_NET_HDR_GSO_TCPV4
+
+// A GSO packet as a sender on this host hands it to its veth (through a
+// packet socket with a virtio-net header, as a VM's tap would): in generic
+// mode XDP passes it to our port whole, and the port cuts it for A's MTU.
+TEST_F(L4CsumVeth, AGsoPacketArrivesCutForTheMtu)
+{
+    afxdp_dev_config cfg = config(net_.a(), AFXDP_MODE_GENERIC);
+    Dev d = open_dev(cfg);
+    ASSERT_TRUE(d);
+    afxdp_dev_info info;
+    afxdp_dev_get_info(d.get(), &info);
+    if (!info.multi_buffer) {
+        // Generic XDP then linearizes it, too long for any frame.
+        GTEST_SKIP() << "no multi-buffer AF_XDP: " << info.multi_buffer_reason;
+    }
+    afxdp_queue *q = afxdp_dev_queue(d.get(), 0);
+
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    int on = 1;
+    ASSERT_EQ(setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &on, sizeof on), 0)
+        << std::strerror(errno);
+    sockaddr_ll sll = {};
+    sll.sll_family = AF_PACKET;
+    sll.sll_ifindex = int(if_nametoindex(net_.b()));
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&sll), sizeof sll), 0);
+    uint64_t segmented = 0, segments = 0;
+    for (size_t payload : {size_t(4000), size_t(60000)}) {
+        Packet p = partial(6, false, payload, 0, uint32_t(payload));
+        VirtioNetHdr vh = {};
+        vh.flags = kVirtioNeedsCsum;
+        vh.gso_type = kVirtioGsoTcpv4;
+        vh.hdr_len = uint16_t(p.l4 + 20);
+        vh.gso_size = 1448;
+        vh.csum_start = uint16_t(p.l4);
+        vh.csum_offset = 16;
+        std::vector<uint8_t> msg(sizeof vh);
+        std::memcpy(msg.data(), &vh, sizeof vh);
+        msg.insert(msg.end(), p.bytes.begin(), p.bytes.end());
+        ASSERT_EQ(send(fd, msg.data(), msg.size(), 0), ssize_t(msg.size()))
+            << std::strerror(errno);
+
+        const size_t mss = 1500 - 20 - 20;
+        const size_t want = (payload + mss - 1) / mss;
+        std::vector<uint8_t> joined;
+        for (const Received &r : receive_copies(q, want, 1000)) {
+            Packet s = p;
+            s.bytes = r.data;
+            ASSERT_LE(s.bytes.size(), 14u + 1500) << "a segment";
+            EXPECT_EQ(field(s), complete_csum(s));
+            joined.insert(joined.end(), s.bytes.begin() + long(p.l4 + 20),
+                          s.bytes.end());
+        }
+        EXPECT_EQ(joined.size(), payload) << "every segment, once";
+        EXPECT_TRUE(std::equal(joined.begin(), joined.end(),
+                               p.bytes.begin() + long(p.l4 + 20)));
+        segmented++;
+        segments += want;
+        EXPECT_EQ(stats_of(q).rx_segmented, segmented);
+        EXPECT_EQ(stats_of(q).rx_segments, segments);
+    }
+    close(fd);
 }

@@ -100,12 +100,20 @@ TEST_F(Report, TheStatusHasItsKeysInOrderAndReasonsOnlyWhereThereAreSome)
         want.push_back("rx_vlan_reason");
     }
     want.push_back("rx_csum_finish");
+    want.push_back("rx_segment");
+    if (info.rx_segment_reason[0]) {
+        want.push_back("rx_segment_reason");
+    }
     for (const char *k : {"xdp_prog_id", "xdp_prog_attached", "xdp_fast_path",
                           "xdp_fast_path_reason"}) {
         want.push_back(k);
     }
     EXPECT_EQ(keys, want);
     EXPECT_EQ(value_of(p, "xdp_mode"), "generic");
+    // A veth in generic mode: its peer's GSO packets are cut where a
+    // frame can take them whole, and the port says why not elsewhere.
+    EXPECT_EQ(value_of(p, "rx_segment"), info.multi_buffer ? "true" : "false");
+    EXPECT_EQ(info.rx_segment_reason[0] != 0, !info.multi_buffer);
     EXPECT_EQ(value_of(p, "n_rxq"), "1");
     EXPECT_EQ(value_of(p, "umem_frames"), "1024");
     EXPECT_EQ(value_of(p, "umem_shared_by"), "1");
