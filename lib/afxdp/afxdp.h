@@ -444,7 +444,8 @@ void afxdp_pool_put_n(struct afxdp_pool *, const void *const *data, size_t n)
 
 /* Our per-queue counters.  Each moves exactly when its comment says. */
 #define AFXDP_QUEUE_STATS                                                   \
-    /* Packets handed to the caller by afxdp_queue_recv. */                 \
+    /* Packets taken from the RX ring by afxdp_queue_recv, each handed to  \
+     * the caller but for those cut into segments (rx_segmented). */       \
     AFXDP_STAT(rx_packets)                                                  \
     /* Of those, packets in more than one frame (multi-buffer). */          \
     AFXDP_STAT(rx_multi_frame)                                              \
