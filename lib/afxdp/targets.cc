@@ -24,7 +24,8 @@ bool
 RedirectTargets::check(Devmap &devmap, Target &t, int64_t now_ms) noexcept
 {
     // 't.name' is its port's, an afxdp port's interface's name.
-    const Failure f = check_xdp_target(t.ifindex, t.name.c_str());
+    const Failure f = generic_ ? check_interface_is(t.ifindex, t.name.c_str())
+                               : check_xdp_target(t.ifindex, t.name.c_str());
     const char *why = f.why;
     bool ok = !f;
     uint64_t lost = 0;
@@ -89,6 +90,14 @@ RedirectTargets::add(Devmap &devmap, const afxdp_flow_action *actions,
         }
     }
     return changed;
+}
+
+void
+RedirectTargets::set_generic(bool generic) noexcept
+{
+    std::lock_guard<std::mutex> g(mutex_);
+    generic_ = generic;
+    ran_ = false;
 }
 
 bool

@@ -42,6 +42,11 @@ public:
 
     // 'port' names the input port in messages.
     void set_port(const char *port) { port_ = port ? port : ""; }
+    // The port's XDP program runs in generic mode: its redirects are the
+    // kernel's packets, sent as any packet is (generic_xdp_tx()), and its
+    // TC half's too, so any interface takes them, not only one whose
+    // driver takes XDP frames.  Every target is asked again.
+    void set_generic(bool generic) noexcept;
 
     // The targets of a flow's outputs (those with output.xdp_target) join
     // the port's and are asked of the kernel; one that took no frames is
@@ -72,6 +77,7 @@ private:
     bool check(Devmap &, Target &, int64_t now_ms) noexcept;
 
     std::string port_;
+    bool generic_ = false;
     mutable std::mutex mutex_;
     std::vector<Target> targets_;
     bool ran_ = false;
