@@ -183,7 +183,9 @@ int afxdp_fast_path_parse(const void *packet, size_t len,
 
 /* What the fast path's XDP program did with each packet: exactly one of
  * these per packet, except that a packet handed to OVS with its flow's
- * mark counts as 'marked' only if a socket took it.  A hit XDP does not
+ * mark counts as 'marked' only if a socket took it, and 'tc_redirected'
+ * and 'tc_failed' count again what 'to_tc'
+ * counted.  A hit XDP does not
  * carry out goes to OVS untouched, counted as the reason, and OVS then
  * does what the flow says. */
 #define AFXDP_FP_COUNTERS                                                   \
@@ -213,6 +215,16 @@ int afxdp_fast_path_parse(const void *packet, size_t len,
                      "redirect hits whose TCP or UDP checksum a sender on " \
                      "this host left for its device to finish, to OVS "     \
                      "(which finishes it)")                                 \
+    AFXDP_FP_COUNTER(to_tc,                                               \
+                     "redirect hits XDP cannot send whole (a GSO packet, "  \
+                     "a partial checksum), passed on to the port's TC "     \
+                     "program as the kernel's packet (generic mode)")       \
+    AFXDP_FP_COUNTER(tc_redirected,                                       \
+                     "of those, packets the TC program redirected (any "    \
+                     "fewer were lost, the TC program gone)")               \
+    AFXDP_FP_COUNTER(tc_failed,                                           \
+                     "of those, packets the TC program could not "          \
+                     "redirect, dropped")                                   \
     AFXDP_FP_COUNTER(redirect_lost,                                       \
                      "redirected frames the target's driver refused, lost " \
                      "(the target then taken out of XDP)")                  \
@@ -242,6 +254,11 @@ struct afxdp_fast_path_stats {
                                   * its mark (partial offload); if not,
                                   * such a flow is not put at all. */
     const char *marks_reason;    /* Active without marks: why; else "". */
+    bool tc;                     /* Active, with its TC program on the
+                                  * port's ingress (generic mode): the
+                                  * redirects of GSO packets and partial
+                                  * checksums go whole. */
+    const char *tc_reason;       /* Active without it: why; else "". */
     unsigned flows;              /* Megaflows in the program's maps. */
     unsigned masks;              /* Their distinct masks (at most 32). */
     uint64_t packets[AFXDP_FP_N_COUNTERS];  /* The program's counters. */

@@ -318,7 +318,36 @@ afxdp_dev::try_mode(const afxdp_dev_config &cfg, afxdp_xdp_mode mode) noexcept
     }
     fast_path_active_ = fast;
     attached_id_ = fast ? fast_path_.prog_id() : prog->id();
+    if (fast) {
+        attach_fast_path_tc(cfg, mode);
+    }
     return {};
+}
+
+// Generic mode passes XDP the kernel's packets whole, GSO and partial
+// checksums included, which the fast path's TC half redirects as they
+// are (bpf/handoff.h).  Without it they go to OVS, as before.
+void
+afxdp_dev::attach_fast_path_tc(const afxdp_dev_config &cfg,
+                               afxdp_xdp_mode mode) noexcept
+{
+    targets_.set_generic(mode == AFXDP_MODE_GENERIC);
+    std::lock_guard<std::mutex> g(fast_path_mutex_);
+    if (mode != AFXDP_MODE_GENERIC) {
+        std::snprintf(fast_path_tc_why_, sizeof fast_path_tc_why_, "%s",
+                      "not needed in native mode, where XDP meets no GSO "
+                      "packet");
+        return;
+    }
+    afxdp::Failure f = fast_path_.attach_tc(ifindex_);
+    if (f) {
+        std::snprintf(fast_path_tc_why_, sizeof fast_path_tc_why_, "%s",
+                      f.why);
+        afxdp::log(AFXDP_LOG_WARN, "%s: %s; redirects of GSO packets and "
+                   "of partial checksums go through OVS", cfg.ifname, f.why);
+        return;
+    }
+    fast_path_tc_why_[0] = '\0';
 }
 
 afxdp::QueueFailure

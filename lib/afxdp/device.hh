@@ -127,6 +127,8 @@ private:
     bool load_fast_path(const afxdp_dev_config &,
                         const afxdp::XskProgram &prog) noexcept;
     // The fast path failed 'why': go on without it, and say so once.
+    void attach_fast_path_tc(const afxdp_dev_config &,
+                             afxdp_xdp_mode) noexcept;
     void without_fast_path(const afxdp_dev_config &, const char *why)
         noexcept;
 
@@ -182,6 +184,7 @@ private:
     bool fast_path_requested_ = false;  // Offload on, port opted in.
     bool fast_path_active_ = false;     // fast_path_'s program attached.
     char fast_path_why_[afxdp::kWhyLen] = "";   // Requested, not active.
+    char fast_path_tc_why_[afxdp::kWhyLen] = "";   // Active, no TC half.
     uint32_t attached_id_ = 0;          // The program attached.
     mutable std::mutex fast_path_mutex_;   // fast_path_'s table and the
     uint64_t refused_[AFXDP_REFUSED_N] = {};   // counters below.

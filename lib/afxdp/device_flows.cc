@@ -195,6 +195,8 @@ afxdp_dev::fast_path_stats(afxdp_fast_path_stats *out) const noexcept
     }
     out->marks = fast_path_.writes_meta();
     out->marks_reason = out->marks ? "" : afxdp::kNoXdpMetaWhy;
+    out->tc = fast_path_.tc_attached();
+    out->tc_reason = out->tc ? "" : fast_path_tc_why_;
     out->flows = unsigned(fast_path_.flows().n_flows());
     out->masks = unsigned(fast_path_.flows().n_masks());
     fast_path_.counters(out->packets);

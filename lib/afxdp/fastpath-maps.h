@@ -23,6 +23,9 @@
  *                     watcher (afxdp_fp_watch) saw the kernel fail to send
  *                     this port's redirects there, and no more go there
  *   xsks              queue -> AF_XDP socket, shared with the plain program
+ *   fp_handoff[0]     per CPU: the redirect the XDP program left to the
+ *                     port's TC program (bpf/handoff.h) for the packet
+ *                     it has just passed to the kernel
  *
  * The core changes them in an order that never shows a packet a flow
  * half made: a mask is written before any flow uses its slot and freed
@@ -66,6 +69,23 @@ struct afxdp_fp_config {
                                     * change of masks or flows: what
                                     * fp_emc learnt under another
                                     * generation is not trusted. */
+    uint32_t tc_handoff;           /* The port's TC program is attached:
+                                    * a redirect XDP cannot send whole
+                                    * may be left to it (bpf/handoff.h). */
+    uint32_t pad;                  /* Zero. */
+};
+
+/* fp_handoff's one entry per CPU.  Generic XDP and the ingress TC hook
+ * run one after the other on one CPU for one packet (in
+ * __netif_receive_skb_core()); the XDP program writes this and returns
+ * XDP_PASS, the TC program checks that it is about the packet in hand
+ * and redirects it. */
+struct afxdp_fp_handoff {
+    uint32_t armed;                /* Written for the packet just passed. */
+    uint32_t in_ifindex;           /* Where it came in. */
+    uint32_t target;               /* Where its flow sends it. */
+    uint32_t len;                  /* Its length from its Ethernet header,
+                                    * as XDP saw it. */
 };
 
 struct afxdp_fp_mask {

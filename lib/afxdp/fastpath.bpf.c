@@ -12,6 +12,7 @@
  *   csum.h     checksums as OVS updates them, SCTP's CRC32c
  *   rewrite.h  a flow's rewrites on a redirected packet
  *   socket.h   up to OVS through the AF_XDP socket, with a mark
+ *   handoff.h  redirects XDP cannot send whole, left to TC
  *
  * This file holds the programs the core loads: ovs_afxdp_fast (and
  * ovs_afxdp_fasth, the same with packet hints), the watcher of failed
@@ -24,6 +25,7 @@
  * clang's own <stdint.h>. */
 
 #include "bpf/count.h"
+#include "bpf/handoff.h"
 #include "bpf/kernel.h"
 #include "bpf/lookup.h"
 #include "bpf/maps.h"
@@ -45,6 +47,19 @@ read_stripped_tag(struct xdp_md *ctx, struct stripped_tag *tag)
     }
 }
 
+/* Whether a redirect hit may be left to the port's TC program
+ * (bpf/handoff.h): the program is attached, and the flow changes nothing
+ * that the skb's GSO or checksum offsets depend on (only MAC addresses),
+ * on a packet with no tag.  The target's peer then receives it whole. */
+static __always_inline int
+tc_may_take(const struct afxdp_fp_config *cfg,
+            const struct afxdp_fp_action *a, const struct stripped_tag *tag,
+            const struct afxdp_flow_key *key)
+{
+    return cfg->tc_handoff && !tag->present && !key->vlan_tci
+           && a->vlan_op == AFXDP_FP_VLAN_NONE && !a->set_ip && !a->set_l4;
+}
+
 /* A hit of a flow that redirects: the redirect, with the flow's rewrites,
  * or to OVS untouched where XDP may not.  The packet is 'len' bytes from
  * 'data' ('end': its first buffer's end), 'ovs_len' as OVS counts it. */
@@ -54,10 +69,33 @@ redirect(struct xdp_md *ctx, const int hinted, const void *data,
          const struct afxdp_fp_action *a, struct stripped_tag *tag,
          struct afxdp_flow_key *key, int parsed, __u32 len, __u32 ovs_len)
 {
+    /* The IP header follows a tag in the frame, not one the driver
+     * stripped. */
+    const __u32 l3 = key->vlan_tci && !tag->present ? TAGGED_HLEN
+                                                    : ETH_HLEN;
+    const int ipv6 = key->dl_type == bpf_htons(ETH_P_IPV6);
+    /* Not every driver transmits a packet of several buffers, and none
+     * finishes a checksum XDP hands it partial. */
+    const int several = len != (__u32) (end - data);
+    const int partial = (fp_hints & AFXDP_FP_LOCAL_SENDERS)
+                        && parsed == PARSED_IP
+                        && l4_csum_partial((__u8 *) data + l3, end, ipv6);
+    if ((several || partial) && tc_may_take(cfg, a, tag, key)
+        && !target_failing(cfg, a->ifindex)
+        && bpf_map_lookup_elem(&fp_ports, &a->ifindex)) {
+        if (a->set_eth && fp_rewrite(ctx, a, tag, l3, ipv6)) {
+            count(AFXDP_FP_rewrite_failed);
+            return to_socket(ctx, hinted, tag, key, 0, 0);
+        }
+        leave_to_tc(ctx->ingress_ifindex, a->ifindex, len);
+        count_hit(a, ovs_len, key->tcp_flags);
+        count(AFXDP_FP_to_tc);
+        return XDP_PASS;
+    }
     /* A packet the target may not take goes to OVS untouched: one not
-     * in fp_ports, or of several buffers (not every driver transmits
-     * those).  The redirect itself happens after we return. */
-    if (len != (__u32) (end - data)) {
+     * in fp_ports, or of several buffers.  The redirect itself happens
+     * after we return. */
+    if (several) {
         count(AFXDP_FP_multi_buffer);
         return to_socket(ctx, hinted, tag, key, 0, 0);
     }
@@ -74,13 +112,7 @@ redirect(struct xdp_md *ctx, const int hinted, const void *data,
         count(AFXDP_FP_ip_unparsed);
         return to_socket(ctx, hinted, tag, key, 0, 0);
     }
-    /* The IP header follows a tag in the frame, not one the driver
-     * stripped. */
-    const __u32 l3 = key->vlan_tci && !tag->present ? TAGGED_HLEN
-                                                    : ETH_HLEN;
-    const int ipv6 = key->dl_type == bpf_htons(ETH_P_IPV6);
-    if ((fp_hints & AFXDP_FP_LOCAL_SENDERS) && parsed == PARSED_IP
-        && l4_csum_partial((__u8 *) data + l3, end, ipv6)) {
+    if (partial) {
         count(AFXDP_FP_csum_partial);
         return to_socket(ctx, hinted, tag, key, 0, 0);
     }
@@ -118,6 +150,9 @@ fast_path(struct xdp_md *ctx, const int hinted)
          * the packets it receives, not for these. */
         count(AFXDP_FP_unpolled);
         return XDP_PASS;
+    }
+    if (cfg && cfg->tc_handoff) {
+        leave_to_tc(0, 0, 0);   /* No note but this packet's. */
     }
     const int parsed = parse_key(data, end, len, &tag, &key);
     if (parsed == PUNT) {
@@ -162,6 +197,16 @@ int
 ovs_afxdp_fasth(struct xdp_md *ctx)
 {
     return fast_path(ctx, 1);
+}
+
+/* The port's TC ingress program, in generic mode: the redirects the XDP
+ * program left to it (bpf/handoff.h); every other packet goes on to the
+ * kernel's stack as XDP passed it. */
+SEC("tc")
+int
+ovs_afxdp_tc(struct __sk_buff *skb)
+{
+    return take_from_xdp(skb);
 }
 
 /* The watcher: the kernel sends redirected frames in bulks after the

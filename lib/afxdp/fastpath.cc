@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <linux/bpf.h>
+#include <net/if.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <utility>
@@ -220,6 +221,8 @@ FastPath::open_object(unsigned hints, bool watch, bpf_program **prog,
             *prog = p;
         } else if (!std::strcmp(bpf_program__name(p), kClockProgName)) {
             *clock = p;
+        } else if (!std::strcmp(bpf_program__name(p), kTcProgName)) {
+            tc_ = p;
         } else if (watch && !std::strcmp(bpf_program__name(p),
                                          kWatchProgName)) {
             watch_ = p;
@@ -227,10 +230,10 @@ FastPath::open_object(unsigned hints, bool watch, bpf_program **prog,
             bpf_program__set_autoload(p, false);
         }
     }
-    if (!*prog || !*clock || (watch && !watch_)) {
+    if (!*prog || !*clock || !tc_ || (watch && !watch_)) {
         return fail(-EINVAL, "the fast path's object has no program "
                     "%s", !*prog ? name : !*clock ? kClockProgName
-                    : kWatchProgName);
+                    : !tc_ ? kTcProgName : kWatchProgName);
     }
     return {};
 }
@@ -287,6 +290,7 @@ FastPath::take_fds(bpf_program *prog, bpf_program *clock, int ifindex)
 {
     s_.prog_fd = bpf_program__fd(prog);
     s_.clock_prog_fd = bpf_program__fd(clock);
+    s_.tc_prog_fd = bpf_program__fd(tc_);
     bpf_prog_info info = {};
     uint32_t info_len = sizeof info;
     if (!bpf_obj_get_info_by_fd(s_.prog_fd, &info, &info_len)) {
@@ -303,6 +307,7 @@ FastPath::take_fds(bpf_program *prog, bpf_program *clock, int ifindex)
     s_.clock_fd = map_fd(obj_, "fp_clock");
     s_.n_cpus = libbpf_num_possible_cpus();
     if (s_.prog_fd < 0 || s_.clock_prog_fd < 0 || s_.clock_fd < 0
+        || s_.tc_prog_fd < 0
         || s_.config_fd < 0 || s_.masks_fd < 0
         || s_.flows_fd < 0 || s_.stats_fd < 0 || s_.ports_fd < 0
         || s_.counters_fd < 0 || s_.failing_fd < 0 || s_.n_cpus <= 0) {
@@ -325,8 +330,73 @@ FastPath::attach_watch() noexcept
     return {};
 }
 
+// The TC program's place on the hook: one a person is unlikely to pick.
+constexpr uint32_t kTcHandle = 0xafd;
+constexpr uint32_t kTcPriority = 0xafd;
+// The clsact qdisc itself, to libbpf's bpf_tc_hook_destroy(): given one
+// point it only empties that point's filters.
+constexpr bpf_tc_attach_point kTcQdisc =
+    bpf_tc_attach_point(BPF_TC_INGRESS | BPF_TC_EGRESS);
+
+Failure
+FastPath::attach_tc(int ifindex) noexcept
+{
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+                .attach_point = BPF_TC_INGRESS);
+    int err = bpf_tc_hook_create(&hook);
+    if (err && err != -EEXIST) {
+        return fail(err, "making the clsact hook for the fast path's TC "
+                    "program failed: %s", std::strerror(-err));
+    }
+    const bool made = !err;
+    LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = s_.tc_prog_fd,
+                .flags = BPF_TC_F_REPLACE, .handle = kTcHandle,
+                .priority = kTcPriority);
+    err = bpf_tc_attach(&hook, &opts);
+    if (err) {
+        if (made) {
+            // Both points: libbpf removes the qdisc only so.
+            hook.attach_point = kTcQdisc;
+            bpf_tc_hook_destroy(&hook);
+        }
+        return fail(err, "attaching the fast path's TC program failed: %s",
+                    std::strerror(-err));
+    }
+    s_.tc_ifindex = ifindex;
+    s_.tc_made_hook = made;
+    write_config();
+    return {};
+}
+
+// XDP told first, so that it leaves nothing more to TC.
+void
+FastPath::detach_tc() noexcept
+{
+    if (!s_.tc_ifindex) {
+        return;
+    }
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = s_.tc_ifindex,
+                .attach_point = BPF_TC_INGRESS);
+    LIBBPF_OPTS(bpf_tc_opts, opts, .handle = kTcHandle,
+                .priority = kTcPriority);
+    s_.tc_ifindex = 0;
+    write_config();
+    // An interface deleted under the port took its hooks with it (and
+    // libbpf would log the kernel's answer as a warning).
+    char name[IF_NAMESIZE];
+    if (!if_indextoname(unsigned(hook.ifindex), name)) {
+        return;
+    }
+    bpf_tc_detach(&hook, &opts);
+    if (s_.tc_made_hook) {
+        hook.attach_point = kTcQdisc;
+        bpf_tc_hook_destroy(&hook);
+    }
+}
+
 FastPath::~FastPath()
 {
+    detach_tc();
     bpf_link__destroy(watch_link_);   // Both accept nullptr.
     bpf_object__close(obj_);
 }
@@ -337,6 +407,7 @@ FastPath::swap(FastPath &o) noexcept
     std::swap(obj_, o.obj_);
     std::swap(watch_, o.watch_);
     std::swap(watch_link_, o.watch_link_);
+    std::swap(tc_, o.tc_);
     std::swap(s_, o.s_);
 }
 
@@ -349,7 +420,8 @@ FastPath::write_config() noexcept
     // whatever the program cached before is stale.
     afxdp_fp_config c = {s_.table.mask_slots(), uint32_t(s_.ifindex),
                          !bpf_map_get_next_key(s_.failing_fd, nullptr, &key),
-                         s_.n_queues, ++s_.generation};
+                         s_.n_queues, ++s_.generation,
+                         s_.tc_ifindex != 0, 0};
     // The maps' changes before the generation that voids what was cached
     // of them, on a CPU that may reorder stores too (the program's side:
     // lookup_masks()).

@@ -105,6 +105,15 @@ public:
     // of them there), and the frames lost so.
     bool target_lost(int ifindex, uint64_t *lost) const noexcept;
 
+    // In generic mode: the program's TC half on 'ifindex''s ingress (a
+    // clsact hook, made if there is none), to which XDP leaves the
+    // redirects it cannot send whole (bpf/handoff.h): GSO packets and
+    // partial checksums then reach their target whole, as through a
+    // Linux bridge.  Detached (and the hook removed if it made it) when
+    // this is destroyed.
+    Failure attach_tc(int ifindex) noexcept;
+    bool tc_attached() const noexcept { return s_.tc_ifindex != 0; }
+
     // afxdp.h's afxdp_fast_path_parse() (fastpath_test.cc): the
     // afxdp_parse_test program's (fastpath-test.bpf.c) verdict on 'len'
     // bytes (0 parsed, 1 punted, 2 parsed with an IP header), or a
@@ -129,6 +138,7 @@ private:
     Failure take_fds(bpf_program *prog, bpf_program *clock, int ifindex)
         noexcept;
     Failure attach_watch() noexcept;
+    void detach_tc() noexcept;
     int write_config() noexcept;
     // A hit's time as the program counted it (hit_time() in
     // fastpath.bpf.c) in CLOCK_MONOTONIC ns; 0 if the clock cannot be
@@ -153,6 +163,9 @@ private:
         int ports_fd = -1, counters_fd = -1;   // Owned by the object.
         int failing_fd = -1;
         int clock_prog_fd = -1, clock_fd = -1;   // afxdp_fp_clock.
+        int tc_prog_fd = -1;         // ovs_afxdp_tc.
+        int tc_ifindex = 0;          // Where it is attached; 0: nowhere.
+        bool tc_made_hook = false;   // attach_tc() made the clsact hook.
         mutable afxdp_fp_clock clock{};  // Its latest reading...
         mutable bool clock_read = false; // ...if any.
         int ifindex = 0;             // The interface it runs on.
@@ -177,6 +190,7 @@ private:
     bpf_object *obj_ = nullptr;   // Owns the program and the maps.
     bpf_program *watch_ = nullptr;        // afxdp_fp_watch, if loaded.
     bpf_link *watch_link_ = nullptr;      // Its attachment.
+    bpf_program *tc_ = nullptr;           // ovs_afxdp_tc.
     State s_;
 };
 

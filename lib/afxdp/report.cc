@@ -106,7 +106,10 @@ struct Facts {
         str(f.targets))                                                     \
     KEY("xdp_flow_marks", f.fp.active, tf(f.fp.marks))                      \
     KEY("xdp_flow_marks_reason", f.fp.active && !f.fp.marks,                \
-        str(f.fp.marks_reason))
+        str(f.fp.marks_reason))                                             \
+    KEY("xdp_fast_path_tc", f.fp.active, tf(f.fp.tc))                       \
+    KEY("xdp_fast_path_tc_reason", f.fp.active && !f.fp.tc,                 \
+        str(f.fp.tc_reason))
 
 // afxdp/show's text, built line by line.
 class Text {
@@ -153,6 +156,12 @@ show_fast_path(Text &t, const Facts &f)
            fp.flows, fp.masks, fp.put_failed);
     if (!fp.marks) {
         t.line("    no flow marks: %s", fp.marks_reason);
+    }
+    if (fp.tc) {
+        t.line("    tc half: on (GSO packets and partial checksums "
+               "redirected whole)");
+    } else {
+        t.line("    tc half: off: %s", fp.tc_reason);
     }
     t.line("    counted after OVS's last read: %" PRIu64 " packets, %" PRIu64
            " bytes", fp.untold_packets, fp.untold_bytes);

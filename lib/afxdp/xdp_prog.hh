@@ -28,6 +28,7 @@ inline constexpr char kFastHintsProgName[] = "ovs_afxdp_fasth";
 // The fast path's watcher of its redirects (a tracing program), and the
 // clock its hits' times are read with.
 inline constexpr char kWatchProgName[] = "afxdp_fp_watch";
+inline constexpr char kTcProgName[] = "ovs_afxdp_tc";
 inline constexpr char kClockProgName[] = "afxdp_fp_clock";
 
 // The loaded program and its socket map; freed when the last fd closes.

@@ -1161,3 +1161,179 @@ INSTANTIATE_TEST_SUITE_P(
         return std::string(info.param == AFXDP_MODE_NATIVE ? "Native"
                                                            : "Generic");
     });
+
+namespace {
+
+// virtio_net_hdr (linux/virtio_net.h), which a packet socket with
+// PACKET_VNET_HDR puts in front of a packet to say it is GSO, as a VM's
+// tap does.
+struct VnetHdr {
+    uint8_t flags;
+    uint8_t gso_type;
+    uint16_t hdr_len;
+    uint16_t gso_size;
+    uint16_t csum_start;
+    uint16_t csum_offset;
+};
+constexpr uint8_t kVnetNeedsCsum = 1;   // VIRTIO_NET_HDR_F_NEEDS_CSUM
+constexpr uint8_t kVnetGsoTcpv4 = 1;    // VIRTIO_NET_HDR_GSO_TCPV4
+
+// A packet socket on 'ifname' that sends and receives with a vnet header.
+int
+vnet_socket(const std::string &ifname)
+{
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
+    int on = 1;
+    sockaddr_ll sll = {};
+    sll.sll_family = AF_PACKET;
+    sll.sll_protocol = htons(ETH_P_IP);
+    sll.sll_ifindex = int(if_nametoindex(ifname.c_str()));
+    if (fd < 0 || setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &on, sizeof on)
+        || bind(fd, reinterpret_cast<sockaddr *>(&sll), sizeof sll)) {
+        ADD_FAILURE() << "packet socket on " << ifname << ": "
+                      << std::strerror(errno);
+    }
+    return fd;
+}
+
+// A TCP/IPv4 packet of 'payload' bytes as a sender on this host hands it
+// to its device with GSO: its checksum partial (the pseudo-header's sum).
+std::vector<uint8_t>
+gso_tcp_packet(size_t payload)
+{
+    std::vector<uint8_t> p(14 + 20 + 20 + payload);
+    const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x02};
+    const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x01};
+    std::memcpy(&p[0], dst, 6);
+    std::memcpy(&p[6], src, 6);
+    p[12] = 0x08;
+    uint8_t *ip = &p[14];
+    ip[0] = 0x45;
+    const uint16_t ip_len = uint16_t(20 + 20 + payload);
+    ip[2] = uint8_t(ip_len >> 8);
+    ip[3] = uint8_t(ip_len);
+    ip[8] = 64;
+    ip[9] = IPPROTO_TCP;
+    const uint8_t saddr[4] = {10, 0, 0, 1}, daddr[4] = {10, 0, 0, 2};
+    std::memcpy(ip + 12, saddr, 4);
+    std::memcpy(ip + 16, daddr, 4);
+    uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2) {
+        sum += uint32_t(ip[i] << 8 | ip[i + 1]);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    ip[10] = uint8_t(~sum >> 8);
+    ip[11] = uint8_t(~sum);
+    uint8_t *tcp = ip + 20;
+    tcp[0] = 0x30;                    // Ports 12345 -> 80.
+    tcp[1] = 0x39;
+    tcp[3] = 80;
+    tcp[12] = 5 << 4;
+    tcp[13] = 0x18;                   // PSH, ACK.
+    tcp[14] = 0xff;
+    for (size_t i = 0; i < payload; i++) {
+        tcp[20 + i] = uint8_t(i * 7 + 3);
+    }
+    sum = (10 << 8) + 1 + (10 << 8) + 2 + IPPROTO_TCP + 20 + uint32_t(payload);
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    tcp[16] = uint8_t(sum >> 8);      // Partial: not complemented.
+    tcp[17] = uint8_t(sum);
+    return p;
+}
+
+// Sends 'pkt' (gso_tcp_packet()) through 'fd' (vnet_socket()) as GSO
+// TCP/IPv4 in segments of 1448 bytes.
+void
+send_gso(int fd, const std::vector<uint8_t> &pkt)
+{
+    VnetHdr vh = {};
+    vh.flags = kVnetNeedsCsum;
+    vh.gso_type = kVnetGsoTcpv4;
+    vh.hdr_len = 14 + 20 + 20;
+    vh.gso_size = 1448;
+    vh.csum_start = 14 + 20;
+    vh.csum_offset = 16;
+    std::vector<uint8_t> msg(sizeof vh);
+    std::memcpy(msg.data(), &vh, sizeof vh);
+    msg.insert(msg.end(), pkt.begin(), pkt.end());
+    ASSERT_EQ(send(fd, msg.data(), msg.size(), 0), ssize_t(msg.size()))
+        << std::strerror(errno);
+}
+
+}  // namespace
+
+// Generic mode: a GSO packet (and any whose checksum is partial) of a
+// redirected flow goes to its target whole, through the fast path's TC
+// half, as a Linux bridge forwards it: D receives one GSO packet, not 14
+// segments, and not OVS.  XDP alone could not: the kernel refuses to
+// redirect a frame longer than the target's MTU.
+TEST_F(FastPathDev, InGenericModeAGsoPacketIsRedirectedWhole)
+{
+    SKIP_WITHOUT_FAST_PATH_PROGRAM();
+    Dev dev = open(AFXDP_MODE_GENERIC);
+    ASSERT_TRUE(dev);
+    ASSERT_TRUE(fp_.active) << fp_.reason;
+    ASSERT_TRUE(fp_.tc) << fp_.tc_reason;
+    afxdp_queue *q = afxdp_dev_queue(dev.get(), 0);
+    SecondPair pair("fpc" + std::to_string(getpid() % 100000),
+                    "fpd" + std::to_string(getpid() % 100000));
+    ASSERT_EQ(pair.error, "");
+    const int c = int(if_nametoindex(pair.c.c_str()));
+    ASSERT_EQ(afxdp_dev_fast_path_target(dev.get(), c, true), 0);
+
+    afxdp_flow_match m = {};
+    m.key.dl_type = htons(ETH_P_IP);
+    m.mask.dl_type = 0xffff;
+    afxdp_flow_action out = action_of(AFXDP_ACTION_OUTPUT);
+    out.output.ifindex = c;
+    out.output.xdp_target = true;
+    out.output.name = pair.c.c_str();
+    afxdp_offload_refusal refusal;
+    ASSERT_EQ(afxdp_dev_flow_put(dev.get(), kUfid1, &m, &out, 1, 1,
+                                 &refusal), 0);
+    ASSERT_EQ(refusal, AFXDP_REFUSED_N);
+
+    afxdp::Fd sink(vnet_socket(pair.d));
+    afxdp::Fd sender(vnet_socket(net_.b()));
+    const std::vector<uint8_t> pkt = gso_tcp_packet(20000);
+    send_gso(sender.get(), pkt);
+
+    VnetHdr rh;
+    std::vector<uint8_t> got(sizeof rh + 65536);
+    pollfd pfd = {sink.get(), POLLIN, 0};
+    ASSERT_EQ(poll(&pfd, 1, 2000), 1) << "nothing out of D";
+    const ssize_t n = recv(sink.get(), got.data(), got.size(), 0);
+    ASSERT_EQ(n, ssize_t(sizeof rh + pkt.size())) << "one packet, whole";
+    std::memcpy(&rh, got.data(), sizeof rh);
+    EXPECT_EQ(rh.gso_type, kVnetGsoTcpv4) << "still GSO";
+    EXPECT_EQ(rh.gso_size, 1448);
+    EXPECT_EQ(rh.flags & kVnetNeedsCsum, kVnetNeedsCsum)
+        << "its checksum still the kernel's to finish";
+    EXPECT_TRUE(std::equal(pkt.begin(), pkt.end(), got.begin() + sizeof rh))
+        << "byte for byte, Ethernet header included";
+    EXPECT_EQ(receive_copies(q, 1, 200).size(), 0u) << "none to OVS";
+    refresh(dev);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_to_tc], 1u);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_tc_redirected], 1u);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_tc_failed], 0u);
+    EXPECT_EQ(fp_.packets[AFXDP_FP_multi_buffer], 0u);
+    afxdp_flow_stats st;
+    ASSERT_EQ(afxdp_dev_flow_stats(dev.get(), kUfid1, &st), 0);
+    EXPECT_EQ(st.n_packets, 1u);
+    EXPECT_EQ(st.n_bytes, uint64_t(pkt.size()));
+
+    // Without its TC half (a native port's fast path has none) the same
+    // packet would be cut and sent through OVS; closing the port takes
+    // the half off the interface with the hook it made.
+    dev.reset();
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = int(if_nametoindex(net_.a())),
+                .attach_point = bpf_tc_attach_point(BPF_TC_INGRESS
+                                                    | BPF_TC_EGRESS));
+    EXPECT_EQ(bpf_tc_hook_create(&hook), 0) << "the hook it made is gone";
+    bpf_tc_hook_destroy(&hook);
+    afxdp_test::run_ip("link del " + pair.c);
+}

@@ -148,6 +148,9 @@ TEST_F(Report, TheFastPathSaysWhyItIsOffOrWhatItDoes)
     EXPECT_EQ(value_of(p, "xdp_flow_marks_reason"),
               fp.marks ? "(none)" : fp.marks_reason);
     EXPECT_EQ(value_of(p, "xdp_redirect_targets"), "(none)");
+    EXPECT_EQ(value_of(p, "xdp_fast_path_tc"), fp.tc ? "true" : "false");
+    EXPECT_EQ(value_of(p, "xdp_fast_path_tc_reason"),
+              fp.tc ? "(none)" : fp.tc_reason);
 
     afxdp_umem_frames u = {};
     Pairs show;
@@ -157,6 +160,8 @@ TEST_F(Report, TheFastPathSaysWhyItIsOffOrWhatItDoes)
     EXPECT_NE(text.find("\n  xdp fast path: on, 0 flows, 0 masks, 0 puts "
                         "failed\n"), std::string::npos) << text;
     EXPECT_NE(text.find("\n    redirect targets: none\n"), std::string::npos);
+    EXPECT_NE(text.find(fp.tc ? "\n    tc half: on (" : "\n    tc half: off: "),
+              std::string::npos) << text;
     EXPECT_NE(text.find("\n    refused_after_drop:"), std::string::npos);
     EXPECT_NE(text.find("\n  queue 0:\n"), std::string::npos);
 }

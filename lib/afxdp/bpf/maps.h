@@ -71,6 +71,13 @@ struct {
     __type(value, __u64);
 } fp_failing SEC(".maps");
 
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct afxdp_fp_handoff);
+} fp_handoff SEC(".maps");
+
 /* The plain program's map, reused by the core (bpf_map__reuse_fd). */
 struct {
     __uint(type, BPF_MAP_TYPE_XSKMAP);
