@@ -1164,20 +1164,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 namespace {
 
-// virtio_net_hdr (linux/virtio_net.h), which a packet socket with
-// PACKET_VNET_HDR puts in front of a packet to say it is GSO, as a VM's
-// tap does.
-struct VnetHdr {
-    uint8_t flags;
-    uint8_t gso_type;
-    uint16_t hdr_len;
-    uint16_t gso_size;
-    uint16_t csum_start;
-    uint16_t csum_offset;
-};
-constexpr uint8_t kVnetNeedsCsum = 1;   // VIRTIO_NET_HDR_F_NEEDS_CSUM
-constexpr uint8_t kVnetGsoTcpv4 = 1;    // VIRTIO_NET_HDR_GSO_TCPV4
-
 // A packet socket on 'ifname' that sends and receives with a vnet header.
 int
 vnet_socket(const std::string &ifname)
@@ -1250,9 +1236,9 @@ gso_tcp_packet(size_t payload)
 void
 send_gso(int fd, const std::vector<uint8_t> &pkt)
 {
-    VnetHdr vh = {};
-    vh.flags = kVnetNeedsCsum;
-    vh.gso_type = kVnetGsoTcpv4;
+    VirtioNetHdr vh = {};
+    vh.flags = kVirtioNeedsCsum;
+    vh.gso_type = kVirtioGsoTcpv4;
     vh.hdr_len = 14 + 20 + 20;
     vh.gso_size = 1448;
     vh.csum_start = 14 + 20;
@@ -1302,16 +1288,16 @@ TEST_F(FastPathDev, InGenericModeAGsoPacketIsRedirectedWhole)
     const std::vector<uint8_t> pkt = gso_tcp_packet(20000);
     send_gso(sender.get(), pkt);
 
-    VnetHdr rh;
+    VirtioNetHdr rh;
     std::vector<uint8_t> got(sizeof rh + 65536);
     pollfd pfd = {sink.get(), POLLIN, 0};
     ASSERT_EQ(poll(&pfd, 1, 2000), 1) << "nothing out of D";
     const ssize_t n = recv(sink.get(), got.data(), got.size(), 0);
     ASSERT_EQ(n, ssize_t(sizeof rh + pkt.size())) << "one packet, whole";
     std::memcpy(&rh, got.data(), sizeof rh);
-    EXPECT_EQ(rh.gso_type, kVnetGsoTcpv4) << "still GSO";
+    EXPECT_EQ(rh.gso_type, kVirtioGsoTcpv4) << "still GSO";
     EXPECT_EQ(rh.gso_size, 1448);
-    EXPECT_EQ(rh.flags & kVnetNeedsCsum, kVnetNeedsCsum)
+    EXPECT_EQ(rh.flags & kVirtioNeedsCsum, kVirtioNeedsCsum)
         << "its checksum still the kernel's to finish";
     EXPECT_TRUE(std::equal(pkt.begin(), pkt.end(), got.begin() + sizeof rh))
         << "byte for byte, Ethernet header included";

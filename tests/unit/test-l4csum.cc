@@ -476,20 +476,6 @@ TEST_F(L4CsumVeth, TheKernelsPartialChecksumsArriveFinished)
     }
 }
 
-// <linux/virtio_net.h>'s header, which is not C++ (a member named
-// 'class'): what a packet socket with PACKET_VNET_HDR takes in front of a
-// packet, in this machine's byte order.
-struct VirtioNetHdr {
-    uint8_t flags;
-    uint8_t gso_type;
-    uint16_t hdr_len;
-    uint16_t gso_size;
-    uint16_t csum_start;
-    uint16_t csum_offset;
-};
-constexpr uint8_t kVirtioNeedsCsum = 1;     // VIRTIO_NET_HDR_F_NEEDS_CSUM
-constexpr uint8_t kVirtioGsoTcpv4 = 1;      // VIRTIO_NET_HDR_GSO_TCPV4
-
 // A GSO packet as a sender on this host hands it to its veth (through a
 // packet socket with a virtio-net header, as a VM's tap would): in generic
 // mode XDP passes it to our port whole, and the port cuts it for A's MTU.

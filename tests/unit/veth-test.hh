@@ -150,6 +150,21 @@ is_frame(const void *data, size_t len, uint32_t seq)
 
 // --- Raw AF_PACKET sockets on the peer --------------------------------------
 
+// <linux/virtio_net.h>'s header, which is not C++ (a member named
+// 'class'): what a packet socket with PACKET_VNET_HDR takes in front of a
+// packet, in this machine's byte order.
+struct VirtioNetHdr {
+    uint8_t flags;
+    uint8_t gso_type;
+    uint16_t hdr_len;
+    uint16_t gso_size;
+    uint16_t csum_start;
+    uint16_t csum_offset;
+};
+constexpr uint8_t kVirtioNeedsCsum = 1;     // VIRTIO_NET_HDR_F_NEEDS_CSUM
+constexpr uint8_t kVirtioGsoTcpv4 = 1;      // VIRTIO_NET_HDR_GSO_TCPV4
+
+
 // A packet socket bound to 'ifname'.  With 'proto' 0 it only sends.
 class PacketSocket {
 public:
