@@ -143,6 +143,11 @@ fast_path(struct xdp_md *ctx, const int hinted)
     __u32 zero = 0;
     const struct afxdp_fp_config *cfg = bpf_map_lookup_elem(&fp_config,
                                                             &zero);
+    if (cfg && cfg->tc_handoff) {
+        /* No note but this packet's, whatever becomes of it: one left
+         * by a packet that never reached TC must not meet the next. */
+        leave_to_tc(0, 0, 0);
+    }
     if (cfg && ctx->rx_queue_index >= cfg->n_queues) {
         /* Not OVS's packet (a NIC with more queues than the port polls):
          * the plain program would give it to the kernel, with no socket
@@ -150,9 +155,6 @@ fast_path(struct xdp_md *ctx, const int hinted)
          * the packets it receives, not for these. */
         count(AFXDP_FP_unpolled);
         return XDP_PASS;
-    }
-    if (cfg && cfg->tc_handoff) {
-        leave_to_tc(0, 0, 0);   /* No note but this packet's. */
     }
     const int parsed = parse_key(data, end, len, &tag, &key);
     if (parsed == PUNT) {
